@@ -1,0 +1,33 @@
+// String helpers used to build error messages and debug output without iostream boilerplate at
+// every call site.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice {
+
+// Concatenates the streamable arguments: str_cat("record ", 3, " at ", offset).
+template <class... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return std::move(out).str();
+}
+
+// Joins the items with the separator, each written with operator<<.
+template <class Range>
+std::string str_join(const Range& items, std::string_view separator) {
+  std::ostringstream out;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out << separator;
+    out << item;
+    first = false;
+  }
+  return std::move(out).str();
+}
+
+}  // namespace sluice

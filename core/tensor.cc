@@ -1,0 +1,249 @@
+#include "core/tensor.h"
+
+#include <cstdlib>
+#include <new>
+#include <sstream>
+
+#include "core/strings.h"
+
+namespace sluice {
+namespace internal {
+
+namespace {
+// The owned layout: the Buffer header, padded to one alignment unit, then the elements.
+constexpr size_t kHeaderBytes = Buffer::kAlignment;
+static_assert(sizeof(Buffer) <= kHeaderBytes);
+}  // namespace
+
+Buffer* Buffer::allocate(DType dtype, int64_t count) {
+  const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  void* memory = ::operator new(kHeaderBytes + bytes, std::align_val_t{kAlignment});
+  auto* buffer = new (memory) Buffer();
+  buffer->dtype_ = dtype;
+  buffer->count_ = count;
+  buffer->bytes_ = bytes;
+  buffer->data_ = static_cast<char*>(memory) + kHeaderBytes;
+  if (dtype == DType::kString) {
+    auto* strings = static_cast<std::string*>(buffer->data_);
+    for (int64_t i = 0; i < count; ++i) new (strings + i) std::string();
+  } else {
+    std::memset(buffer->data_, 0, bytes);
+  }
+  return buffer;
+}
+
+Buffer* Buffer::external(void* data, size_t bytes, std::function<void()> release) {
+  void* memory = ::operator new(kHeaderBytes, std::align_val_t{kAlignment});
+  auto* buffer = new (memory) Buffer();
+  buffer->bytes_ = bytes;
+  buffer->data_ = data;
+  buffer->release_ = new std::function<void()>(std::move(release));
+  return buffer;
+}
+
+void Buffer::destroy() {
+  if (release_ != nullptr) {
+    if (*release_) (*release_)();
+    delete release_;
+  } else if (dtype_ == DType::kString) {
+    auto* strings = static_cast<std::string*>(data_);
+    for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
+  }
+  this->~Buffer();
+  ::operator delete(static_cast<void*>(this), std::align_val_t{kAlignment});
+}
+
+}  // namespace internal
+
+Tensor::Tensor(DType dtype, Shape shape) : shape_(shape), dtype_(dtype) {
+  if (!fits_inline()) buffer_ = internal::Buffer::allocate(dtype, shape.num_elements());
+}
+
+Tensor::Tensor(const Tensor& other)
+    : shape_(other.shape_), dtype_(other.dtype_), buffer_(other.buffer_), offset_(other.offset_) {
+  if (buffer_) {
+    buffer_->ref();
+  } else {
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+  }
+}
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : shape_(other.shape_), dtype_(other.dtype_), buffer_(other.buffer_), offset_(other.offset_) {
+  std::memcpy(inline_, other.inline_, kInlineBytes);
+  other.buffer_ = nullptr;
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) {
+    if (other.buffer_) other.buffer_->ref();
+    release();
+    shape_ = other.shape_;
+    dtype_ = other.dtype_;
+    buffer_ = other.buffer_;
+    offset_ = other.offset_;
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+  }
+  return *this;
+}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  if (this != &other) {
+    release();
+    shape_ = other.shape_;
+    dtype_ = other.dtype_;
+    buffer_ = other.buffer_;
+    offset_ = other.offset_;
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+    other.buffer_ = nullptr;
+  }
+  return *this;
+}
+
+Tensor Tensor::from_external(DType dtype, Shape shape, void* data, std::function<void()> release) {
+  if (dtype == DType::kString) {
+    throw InvalidArgument("from_external: string tensors cannot wrap external memory");
+  }
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.buffer_ = internal::Buffer::external(data, t.byte_size(), std::move(release));
+  return t;
+}
+
+void Tensor::throw_dtype_mismatch(DType expected) const {
+  throw InvalidArgument(str_cat("tensor has dtype ", dtype_name(dtype_), ", accessed as ",
+                                dtype_name(expected)));
+}
+
+void Tensor::check_single_element() const {
+  if (num_elements() != 1) {
+    throw InvalidArgument(str_cat("item() needs a tensor of one element, this one has shape ",
+                                  shape_.to_string()));
+  }
+}
+
+void Tensor::check_rank(int rank) const {
+  if (shape_.rank() != rank) {
+    throw InvalidArgument(str_cat("expected a tensor of rank ", rank, ", got shape ",
+                                  shape_.to_string()));
+  }
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  if (rank() == 0) throw InvalidArgument("cannot slice a scalar tensor");
+  if (begin < 0 || end < begin || end > dim(0)) {
+    throw InvalidArgument(str_cat("slice [", begin, ", ", end, ") is out of range for shape ",
+                                  shape_.to_string()));
+  }
+  Shape shape = shape_;
+  shape.set_dim(0, end - begin);
+  const size_t row_bytes = dim(0) == 0 ? 0 : byte_size() / static_cast<size_t>(dim(0));
+  Tensor out;
+  out.shape_ = shape;
+  out.dtype_ = dtype_;
+  if (buffer_ == nullptr) {
+    // An inline tensor has at most one element: the slice is it or nothing.
+    if (out.fits_inline()) std::memcpy(out.inline_, inline_, kInlineBytes);
+    else out.buffer_ = internal::Buffer::allocate(dtype_, 0);
+    return out;
+  }
+  out.buffer_ = buffer_;
+  buffer_->ref();
+  out.offset_ = offset_ + static_cast<size_t>(begin) * row_bytes;
+  return out;
+}
+
+Tensor Tensor::select(int64_t i) const {
+  if (rank() == 0) throw InvalidArgument("cannot index a scalar tensor");
+  if (i < 0 || i >= dim(0)) {
+    throw InvalidArgument(str_cat("index ", i, " is out of range for shape ", shape_.to_string()));
+  }
+  return slice(i, i + 1).reshape(shape_.drop_first());
+}
+
+Tensor Tensor::reshape(Shape shape) const {
+  if (shape.num_elements() != num_elements()) {
+    throw InvalidArgument(str_cat("cannot reshape a tensor of shape ", shape_.to_string(),
+                                  " (", num_elements(), " elements) to ", shape.to_string()));
+  }
+  Tensor out(*this);
+  out.shape_ = shape;
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor out(dtype_, shape_);
+  if (dtype_ == DType::kString) {
+    std::copy_n(data<std::string>(), num_elements(), out.data<std::string>());
+  } else {
+    std::memcpy(out.raw_data(), raw_data(), byte_size());
+  }
+  return out;
+}
+
+bool Tensor::equals(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || shape_ != other.shape_) return false;
+  if (dtype_ == DType::kString) {
+    return std::equal(data<std::string>(), data<std::string>() + num_elements(),
+                      other.data<std::string>());
+  }
+  return std::memcmp(raw_data(), other.raw_data(), byte_size()) == 0;
+}
+
+namespace {
+
+template <class T>
+void write_value(std::ostream& out, const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    out << '"' << value << '"';
+  } else if constexpr (std::is_same_v<T, uint8_t>) {
+    out << static_cast<int>(value);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    out << static_cast<float>(value);
+  } else {
+    out << value;
+  }
+}
+
+// Writes the elements nested by dimension: [[1, 2], [3, 4]].
+template <class T>
+void write_nested(std::ostream& out, const T* values, const Shape& shape, int axis,
+                  int64_t& written, int64_t max_entries) {
+  if (axis == shape.rank()) {
+    write_value(out, values[0]);
+    ++written;
+    return;
+  }
+  int64_t stride = 1;
+  for (int i = axis + 1; i < shape.rank(); ++i) stride *= shape[i];
+  out << '[';
+  for (int64_t i = 0; i < shape[axis]; ++i) {
+    if (i > 0) out << ", ";
+    if (written >= max_entries) {
+      out << "...";
+      break;
+    }
+    write_nested(out, values + i * stride, shape, axis + 1, written, max_entries);
+  }
+  out << ']';
+}
+
+}  // namespace
+
+std::string Tensor::debug_string(int64_t max_entries) const {
+  std::ostringstream out;
+  out << dtype_name(dtype_) << shape_.to_string() << ' ';
+  visit_dtype(dtype_, [&](auto zero) {
+    using T = decltype(zero);
+    int64_t written = 0;
+    write_nested(out, data<T>(), shape_, 0, written, max_entries);
+  });
+  return out.str();
+}
+
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
+  return out << tensor.debug_string();
+}
+
+}  // namespace sluice

@@ -1,0 +1,218 @@
+// Tensor: a typed, shaped, reference-counted view of a 64-byte-aligned buffer. Copies share the
+// buffer (cheap, like TensorFlow's Tensor); slicing along the first dimension and reshaping never
+// copy. A tensor made with a single numeric element keeps it inline and never allocates.
+//
+// Thread safety: a Tensor object is a value; distinct Tensor objects sharing one buffer may be
+// used from different threads. Writing through data() while other threads read the same buffer
+// is the caller's race, as with any shared memory.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/errors.h"
+#include "core/shape.h"
+
+namespace sluice {
+
+namespace internal {
+
+// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned) or
+// external (memory the caller owns, given back through a release callback).
+class Buffer {
+ public:
+  static constexpr size_t kAlignment = 64;
+
+  // Zeroed numbers or empty strings.
+  static Buffer* allocate(DType dtype, int64_t count);
+  static Buffer* external(void* data, size_t bytes, std::function<void()> release);
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  void ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void unref() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
+  }
+
+ private:
+  Buffer() = default;
+  void destroy();
+
+  std::atomic<int32_t> refs_{1};
+  DType dtype_ = DType::kUInt8;
+  int64_t count_ = 0;
+  size_t bytes_ = 0;
+  void* data_ = nullptr;
+  std::function<void()>* release_ = nullptr;  // Only for external buffers.
+};
+
+}  // namespace internal
+
+class Tensor {
+ public:
+  // A float32 scalar holding 0.
+  Tensor() : Tensor(DType::kFloat32, Shape{}) {}
+  // Zero-filled numbers, or empty strings.
+  Tensor(DType dtype, Shape shape);
+
+  Tensor(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(const Tensor& other);
+  Tensor& operator=(Tensor&& other) noexcept;
+  ~Tensor() {
+    if (buffer_) buffer_->unref();
+  }
+
+  template <class T>
+  static Tensor scalar(T value) {
+    Tensor t(kDTypeOf<T>, Shape{});
+    *t.data<T>() = std::move(value);
+    return t;
+  }
+  static Tensor scalar(std::string_view value) { return scalar(std::string(value)); }
+  static Tensor scalar(const char* value) { return scalar(std::string(value)); }
+
+  // A tensor of `shape` holding `values` in row-major order (the shape defaults to [n]).
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values) {
+    return from_vector(values, Shape{static_cast<int64_t>(values.size())});
+  }
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values, Shape shape);
+  static Tensor from_strings(const std::vector<std::string>& values) {
+    return from_vector(values);
+  }
+
+  // Wraps memory the caller owns without copying; `release` runs once no tensor refers to it.
+  // REQUIRES: `dtype` is numeric and `data` holds shape.num_elements() values of it.
+  static Tensor from_external(DType dtype, Shape shape, void* data, std::function<void()> release);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return shape_.rank(); }
+  int64_t dim(int i) const { return shape_.dim(i); }
+  int64_t num_elements() const { return shape_.num_elements(); }
+  // Bytes of the elements (for strings: sizeof(std::string) each, not their contents).
+  size_t byte_size() const { return static_cast<size_t>(num_elements()) * dtype_size(dtype_); }
+
+  // Typed access. Throws InvalidArgument when T does not match dtype().
+  template <class T>
+  T* data() {
+    check_dtype(kDTypeOf<T>);
+    return static_cast<T*>(raw_data());
+  }
+  template <class T>
+  const T* data() const {
+    check_dtype(kDTypeOf<T>);
+    return static_cast<const T*>(raw_data());
+  }
+  template <class T>
+  std::span<T> values() {
+    return {data<T>(), static_cast<size_t>(num_elements())};
+  }
+  template <class T>
+  std::span<const T> values() const {
+    return {data<T>(), static_cast<size_t>(num_elements())};
+  }
+  // The single value of a one-element tensor. Throws InvalidArgument otherwise.
+  template <class T>
+  const T& item() const {
+    check_single_element();
+    return *data<T>();
+  }
+
+  void* raw_data() {
+    return buffer_ ? static_cast<void*>(static_cast<char*>(buffer_->data()) + offset_) : inline_;
+  }
+  const void* raw_data() const {
+    return buffer_ ? static_cast<const void*>(static_cast<const char*>(buffer_->data()) + offset_)
+                   : inline_;
+  }
+
+  // Eigen views over the elements (row-major), sharing memory with the tensor.
+  template <class T>
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> flat() {
+    return {data<T>(), num_elements()};
+  }
+  template <class T>
+  Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> flat() const {
+    return {data<T>(), num_elements()};
+  }
+  // Rank-2 tensors as a row-major matrix. Throws InvalidArgument for other ranks.
+  template <class T>
+  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> matrix() {
+    check_rank(2);
+    return {data<T>(), dim(0), dim(1)};
+  }
+  template <class T>
+  Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> matrix()
+      const {
+    check_rank(2);
+    return {data<T>(), dim(0), dim(1)};
+  }
+
+  // Rows [begin, end) along the first dimension, sharing the buffer. Throws InvalidArgument for
+  // a scalar or an out-of-range interval.
+  Tensor slice(int64_t begin, int64_t end) const;
+  // Row i without the first dimension (shape[1:]), sharing the buffer: t.select(i) is t[i].
+  Tensor select(int64_t i) const;
+  // The same elements under another shape with the same element count, sharing the buffer.
+  Tensor reshape(Shape shape) const;
+  // A deep copy with a buffer of its own.
+  Tensor clone() const;
+
+  bool shares_buffer_with(const Tensor& other) const {
+    return buffer_ != nullptr && buffer_ == other.buffer_;
+  }
+  // Same dtype, shape and element values.
+  bool equals(const Tensor& other) const;
+
+  // "int64[2, 3] [[1, 2, 3], [4, 5, 6]]", eliding past `max_entries` elements.
+  std::string debug_string(int64_t max_entries = 16) const;
+
+ private:
+  static constexpr size_t kInlineBytes = 8;
+  bool fits_inline() const {
+    return dtype_ != DType::kString && num_elements() == 1 && dtype_size(dtype_) <= kInlineBytes;
+  }
+  void check_dtype(DType expected) const {
+    if (expected != dtype_) throw_dtype_mismatch(expected);
+  }
+  [[noreturn]] void throw_dtype_mismatch(DType expected) const;
+  void check_single_element() const;
+  void check_rank(int rank) const;
+  void release() {
+    if (buffer_) buffer_->unref();
+    buffer_ = nullptr;
+  }
+
+  Shape shape_;
+  DType dtype_ = DType::kFloat32;
+  internal::Buffer* buffer_ = nullptr;  // Null when the value lives in inline_.
+  size_t offset_ = 0;                   // Byte offset of the first element in buffer_.
+  alignas(8) unsigned char inline_[kInlineBytes] = {};
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+template <class T>
+Tensor Tensor::from_vector(const std::vector<T>& values, Shape shape) {
+  if (shape.num_elements() != static_cast<int64_t>(values.size())) {
+    throw InvalidArgument("from_vector: " + std::to_string(values.size()) +
+                          " values do not fill shape " + shape.to_string());
+  }
+  Tensor t(kDTypeOf<T>, shape);
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+
+}  // namespace sluice

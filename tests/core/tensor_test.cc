@@ -1,0 +1,136 @@
+#include "core/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+namespace sluice {
+namespace {
+
+TEST(ShapeTest, CountsElementsAndPrints) {
+  EXPECT_EQ(Shape{}.num_elements(), 1);
+  EXPECT_EQ(Shape({2, 3, 4}).num_elements(), 24);
+  EXPECT_EQ(Shape({2, 0}).num_elements(), 0);
+  EXPECT_EQ(Shape({2, 3}).to_string(), "[2, 3]");
+  EXPECT_EQ(Shape{}.to_string(), "[]");
+  EXPECT_EQ(Shape({3}).prepend(5), Shape({5, 3}));
+  EXPECT_EQ(Shape({5, 3}).drop_first(), Shape({3}));
+}
+
+TEST(ShapeTest, RejectsNegativeDimsAndExcessRank) {
+  EXPECT_THROW(Shape({2, -1}), InvalidArgument);
+  EXPECT_THROW(Shape({1, 1, 1, 1, 1, 1, 1, 1, 1}), InvalidArgument);
+  EXPECT_THROW(Shape({1, 1, 1, 1, 1, 1, 1, 1}).prepend(2), InvalidArgument);
+}
+
+TEST(TensorTest, ZeroInitialisedAndTyped) {
+  Tensor t(DType::kFloat32, {2, 3});
+  EXPECT_EQ(t.num_elements(), 6);
+  EXPECT_EQ(t.byte_size(), 24u);
+  for (float v : t.values<float>()) EXPECT_EQ(v, 0.0f);
+  EXPECT_THROW(t.data<int32_t>(), InvalidArgument);
+  Tensor s(DType::kString, {2});
+  EXPECT_EQ(s.values<std::string>()[1], "");
+}
+
+TEST(TensorTest, BuffersAreSixtyFourByteAligned) {
+  for (int n : {3, 17, 100, 1000}) {
+    Tensor t(DType::kUInt8, {n});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u) << n;
+  }
+}
+
+TEST(TensorTest, ScalarsAndItem) {
+  EXPECT_EQ(Tensor::scalar<int64_t>(42).item<int64_t>(), 42);
+  EXPECT_EQ(Tensor::scalar(2.5f).item<float>(), 2.5f);
+  EXPECT_EQ(Tensor::scalar("bytes").item<std::string>(), "bytes");
+  EXPECT_EQ(Tensor::scalar(bfloat16(1.5f)).dtype(), DType::kBFloat16);
+  EXPECT_THROW(Tensor(DType::kInt64, {2}).item<int64_t>(), InvalidArgument);
+}
+
+TEST(TensorTest, CopiesShareTheBuffer) {
+  Tensor a = Tensor::from_vector<int32_t>({1, 2, 3, 4});
+  Tensor b = a;
+  EXPECT_TRUE(a.shares_buffer_with(b));
+  b.data<int32_t>()[0] = 9;
+  EXPECT_EQ(a.data<int32_t>()[0], 9);
+  Tensor c = a.clone();
+  EXPECT_FALSE(c.shares_buffer_with(a));
+  c.data<int32_t>()[1] = 7;
+  EXPECT_EQ(a.data<int32_t>()[1], 2);
+}
+
+TEST(TensorTest, SlicingAlongTheFirstDimensionIsZeroCopy) {
+  Tensor m = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5, 6, 7}, Shape{4, 2});
+  Tensor rows = m.slice(1, 3);
+  EXPECT_EQ(rows.shape(), Shape({2, 2}));
+  EXPECT_TRUE(rows.shares_buffer_with(m));
+  EXPECT_EQ(rows.values<float>()[0], 2);
+  EXPECT_EQ(rows.values<float>()[3], 5);
+  Tensor row = m.select(3);
+  EXPECT_EQ(row.shape(), Shape({2}));
+  EXPECT_TRUE(row.shares_buffer_with(m));
+  EXPECT_EQ(row.values<float>()[1], 7);
+  EXPECT_THROW(m.slice(2, 5), InvalidArgument);
+  EXPECT_THROW(m.select(4), InvalidArgument);
+  EXPECT_THROW(Tensor::scalar(1.0f).slice(0, 1), InvalidArgument);
+}
+
+TEST(TensorTest, StringSlicesAndSelect) {
+  Tensor s = Tensor::from_strings({"a", "bb", "ccc"});
+  EXPECT_EQ(s.select(1).item<std::string>(), "bb");
+  EXPECT_EQ(s.slice(1, 3).values<std::string>()[1], "ccc");
+}
+
+TEST(TensorTest, ReshapeKeepsDataAndChecksCount) {
+  Tensor t = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6});
+  Tensor r = t.reshape({2, 3});
+  EXPECT_TRUE(r.shares_buffer_with(t));
+  EXPECT_EQ(r.matrix<int64_t>()(1, 0), 4);
+  EXPECT_THROW(t.reshape({4}), InvalidArgument);
+  EXPECT_THROW(t.matrix<int64_t>(), InvalidArgument);
+}
+
+TEST(TensorTest, EigenViewsWriteThrough) {
+  Tensor t(DType::kFloat32, {2, 2});
+  t.matrix<float>() << 1, 2, 3, 4;
+  EXPECT_EQ(t.values<float>()[2], 3);
+  t.flat<float>() *= 2.0f;
+  EXPECT_EQ(t.values<float>()[3], 8);
+  EXPECT_FLOAT_EQ(t.flat<float>().sum(), 20.0f);
+}
+
+TEST(TensorTest, ExternalMemoryIsReleasedWithTheLastReference) {
+  static std::atomic<int> released{0};
+  std::vector<float> storage = {1, 2, 3};
+  {
+    Tensor t = Tensor::from_external(DType::kFloat32, {3}, storage.data(), [] { ++released; });
+    Tensor slice = t.slice(1, 3);
+    t = Tensor();
+    EXPECT_EQ(released.load(), 0);
+    EXPECT_EQ(slice.values<float>()[0], 2);
+  }
+  EXPECT_EQ(released.load(), 1);
+}
+
+TEST(TensorTest, EqualsAndDebugString) {
+  Tensor a = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  EXPECT_TRUE(a.equals(a.clone()));
+  EXPECT_FALSE(a.equals(a.reshape({3, 2})));
+  EXPECT_EQ(a.debug_string(), "int64[2, 3] [[1, 2, 3], [4, 5, 6]]");
+  EXPECT_EQ(Tensor::from_vector<int64_t>({1, 2, 3, 4}).debug_string(2), "int64[4] [1, 2, ...]");
+  EXPECT_EQ(Tensor::scalar("x").debug_string(), "string[] \"x\"");
+  EXPECT_EQ(Tensor::scalar<uint8_t>(200).debug_string(), "uint8[] 200");
+}
+
+TEST(TensorTest, MoveLeavesNothingBehind) {
+  Tensor a = Tensor::from_vector<int32_t>({5, 6});
+  Tensor b = std::move(a);
+  EXPECT_EQ(b.values<int32_t>()[1], 6);
+  Tensor c;
+  c = std::move(b);
+  EXPECT_EQ(c.values<int32_t>()[0], 5);
+}
+
+}  // namespace
+}  // namespace sluice
