@@ -1,0 +1,219 @@
+#include "graph/async_stage.h"
+
+#include <oneapi/tbb/flow_graph.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "graph/engine.h"
+
+namespace sluice {
+namespace {
+
+namespace flow = oneapi::tbb::flow;
+using TaskPtr = std::shared_ptr<AsyncTask>;
+using Clock = std::chrono::steady_clock;
+
+int64_t elapsed_ns(Clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
+}
+
+constexpr int64_t kTargetTaskNs = 1'000'000;
+constexpr size_t kMaxAdaptiveTaskSize = 1024;
+
+class AsyncStageIterator final : public StageIterator {
+ public:
+  AsyncStageIterator(ExecContext& ctx, StageStats* stats, Input input, AsyncStageConfig config)
+      : StageIterator(stats),
+        ctx_(ctx),
+        stats_(stats),
+        input_(std::move(input)),
+        config_(std::move(config)) {
+    stats_->parallelism.store(config_.parallelism, std::memory_order_relaxed);
+    waker_ = ctx_.engine().add_waker([this] { wake_all(); });
+    // The graph attaches to the arena it is built in, so every task of it runs there.
+    ctx_.engine().arena().execute([this] { build_graph(); });
+    feeder_ = std::thread([this] { feed(); });
+  }
+
+  ~AsyncStageIterator() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_all();
+    feeder_.join();
+    graph_->wait_for_all();
+    ctx_.engine().remove_waker(waker_);
+  }
+
+ protected:
+  bool next_internal(Chunk& out, size_t max) override {
+    while (true) {
+      if (cursor_ < current_.size()) {
+        const size_t n = std::min(max, current_.size() - cursor_);
+        for (size_t i = 0; i < n; ++i) out.push_back(std::move(current_[cursor_ + i]));
+        cursor_ += n;
+        return true;
+      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (done_.empty() && !finished_locked() && !halted()) {
+        if (config_.autotune_elements && config_.max_elements < config_.max_elements_limit) {
+          // The consumer is starved: grow the buffer (tf.data's legacy prefetch autotuner).
+          config_.max_elements = std::min(config_.max_elements * 2, config_.max_elements_limit);
+          room_.notify_all();
+        }
+        ready_.wait(lock, [&] { return !done_.empty() || finished_locked() || halted(); });
+      }
+      if (done_.empty()) return false;
+      TaskPtr task = std::move(done_.front());
+      done_.pop_front();
+      outstanding_tasks_ -= 1;
+      outstanding_elements_ -= task->input_count;
+      room_.notify_all();
+      lock.unlock();
+      current_ = std::move(task->items);
+      cursor_ = 0;
+    }
+  }
+
+ private:
+  bool halted() const { return stopping_ || ctx_.cancelled(); }
+  bool finished_locked() const { return input_ended_ && delivered_ == submitted_; }
+
+  void wake_all() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready_.notify_all();
+    room_.notify_all();
+  }
+
+  void build_graph() {
+    graph_ = std::make_unique<flow::graph>();
+    work_ = std::make_unique<flow::function_node<TaskPtr, TaskPtr>>(
+        *graph_, static_cast<size_t>(config_.parallelism), [this](const TaskPtr& task) {
+          if (halted()) return task;
+          const auto start = Clock::now();
+          const size_t inputs = task->items.size();
+          config_.body(*task);
+          const int64_t ns = elapsed_ns(start);
+          stats_->busy_ns.fetch_add(ns, std::memory_order_relaxed);
+          if (inputs > 0) {
+            // Exponential moving average of the body's cost per input item.
+            const int64_t per_item = std::max<int64_t>(1, ns / static_cast<int64_t>(inputs));
+            const int64_t old = ns_per_item_.load(std::memory_order_relaxed);
+            ns_per_item_.store(old == 0 ? per_item : (old * 3 + per_item) / 4,
+                               std::memory_order_relaxed);
+          }
+          return task;
+        });
+    deliver_ = std::make_unique<flow::function_node<TaskPtr>>(
+        *graph_, flow::serial, [this](const TaskPtr& task) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          done_.push_back(task);
+          delivered_ += 1;
+          ready_.notify_all();
+        });
+    if (config_.deterministic) {
+      order_ = std::make_unique<flow::sequencer_node<TaskPtr>>(
+          *graph_, [](const TaskPtr& task) { return task->sequence; });
+      flow::make_edge(*work_, *order_);
+      flow::make_edge(*order_, *deliver_);
+    } else {
+      flow::make_edge(*work_, *deliver_);
+    }
+  }
+
+  size_t next_task_size() const {
+    if (config_.task_size > 0) return config_.task_size;
+    const int64_t per_item = ns_per_item_.load(std::memory_order_relaxed);
+    if (per_item == 0) return 1;
+    return std::clamp<size_t>(static_cast<size_t>(kTargetTaskNs / per_item), 1,
+                              kMaxAdaptiveTaskSize);
+  }
+
+  // The feeder thread: pulls chunks from the input while there is room, and submits them.
+  void feed() {
+    uint64_t sequence = 0;
+    int64_t index = 0;
+    while (true) {
+      size_t want = next_task_size();
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        const auto start = Clock::now();
+        room_.wait(lock, [&] {
+          return halted() || (outstanding_tasks_ < config_.max_tasks &&
+                              outstanding_elements_ < config_.max_elements);
+        });
+        stats_->output_wait_ns.fetch_add(elapsed_ns(start), std::memory_order_relaxed);
+        if (halted()) break;
+        if (config_.task_size == 0) {
+          want = std::min(want, config_.max_elements - outstanding_elements_);
+        }
+      }
+      auto task = std::make_shared<AsyncTask>();
+      task->sequence = sequence;
+      task->first_index = index;
+      bool more = true;
+      while (more && task->items.size() < want && !halted()) {
+        more = input_.next(task->items, want - task->items.size());
+      }
+      if (halted()) break;
+      const size_t size = task->items.size();
+      if (size > 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        outstanding_tasks_ += 1;
+        outstanding_elements_ += size;
+        task->input_count = size;
+        submitted_ += 1;
+        sequence += 1;
+        index += static_cast<int64_t>(size);
+        work_->try_put(task);
+      }
+      if (!more) break;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    input_ended_ = true;
+    ready_.notify_all();
+  }
+
+  ExecContext& ctx_;
+  StageStats* stats_;
+  Input input_;  // Used by the feeder thread only.
+  AsyncStageConfig config_;
+  uint64_t waker_ = 0;
+
+  std::unique_ptr<flow::graph> graph_;
+  std::unique_ptr<flow::function_node<TaskPtr, TaskPtr>> work_;
+  std::unique_ptr<flow::sequencer_node<TaskPtr>> order_;
+  std::unique_ptr<flow::function_node<TaskPtr>> deliver_;
+  std::atomic<int64_t> ns_per_item_{0};
+
+  std::mutex mutex_;
+  std::condition_variable ready_;  // Consumer: a task was delivered, or the stream ended.
+  std::condition_variable room_;   // Feeder: the consumer took a task.
+  std::deque<TaskPtr> done_;
+  size_t outstanding_tasks_ = 0;
+  size_t outstanding_elements_ = 0;
+  uint64_t submitted_ = 0;
+  uint64_t delivered_ = 0;
+  bool input_ended_ = false;
+  bool stopping_ = false;
+
+  Chunk current_;  // The task the consumer is reading from.
+  size_t cursor_ = 0;
+
+  std::thread feeder_;
+};
+
+}  // namespace
+
+std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, Input input,
+                                                AsyncStageConfig config) {
+  return std::make_unique<AsyncStageIterator>(ctx, stats, std::move(input), std::move(config));
+}
+
+}  // namespace sluice

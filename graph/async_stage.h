@@ -1,0 +1,55 @@
+// AsyncStage: the flow-graph machinery behind every parallel stage (parallel map, map_and_batch,
+// prefetch, parallel interleave). Internal to graph/.
+//
+//   feeder thread ──try_put──► function_node (parallelism N) ──► sequencer_node ──► deliver ──► done
+//   (pulls the input                runs `body` on a chunk        restores input       (serial)  queue
+//    stage, serial)                                              order if deterministic
+//
+// The feeder is a plain thread, as tf.data's runner thread: it is the only place that blocks on
+// the input stage, so no oneTBB worker ever blocks waiting for another stage. All computation
+// runs on the iterator's arena. The consumer pops finished chunks from the done queue.
+//
+// Buffering: at most `max_tasks` chunks and `max_elements` elements are in flight or finished
+// but not yet taken by the consumer (plus the one chunk the consumer is reading from).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "graph/plan.h"
+#include "graph/stage.h"
+
+namespace sluice {
+
+// A unit of work: consecutive items of the input, `first_index` being the position of the first.
+struct AsyncTask {
+  uint64_t sequence = 0;
+  int64_t first_index = 0;
+  size_t input_count = 0;  // Items taken from the input (the body may change items.size()).
+  Chunk items;
+};
+
+struct AsyncStageConfig {
+  int parallelism = 1;
+  bool deterministic = true;
+  size_t max_tasks = 2;
+  size_t max_elements = SIZE_MAX;
+  // Items per task: a fixed size (e.g. a batch), or 0 to adapt it so a task holds about 1 ms of
+  // body time (1 for expensive elements, up to 1024 for cheap ones): few enough hand-offs between
+  // threads that they cost nothing next to the work.
+  size_t task_size = 0;
+  // Lets the element budget grow while the consumer finds nothing ready (prefetch AUTOTUNE),
+  // doubling up to `max_elements_limit`.
+  bool autotune_elements = false;
+  size_t max_elements_limit = SIZE_MAX;
+  // Transforms task.items in place (may add, drop or replace items). Runs concurrently on
+  // different tasks; must not throw (errors become items).
+  std::function<void(AsyncTask&)> body;
+};
+
+// Makes the iterator of an async stage over `input`.
+std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, Input input,
+                                                AsyncStageConfig config);
+
+}  // namespace sluice

@@ -1,0 +1,56 @@
+#include "graph/plan.h"
+
+#include "core/random.h"
+#include "core/strings.h"
+#include "core/threads.h"
+#include "graph/engine.h"
+
+namespace sluice {
+
+ExecContext::ExecContext(Options options, Engine* engine)
+    : options_(std::move(options)), engine_(engine) {}
+
+ExecContext::~ExecContext() = default;
+
+bool ExecContext::cancelled() const { return engine_->cancelled(); }
+
+StageStats* ExecContext::stats_for(const StagePath& path, const std::string& name, bool async) {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  auto& slot = stats_[path.key];
+  if (!slot) {
+    slot = std::make_unique<StageStats>();
+    slot->name = name;
+    slot->depth = path.depth;
+    slot->async = async;
+    stats_order_.push_back(slot.get());
+  }
+  return slot.get();
+}
+
+std::vector<StageStatsSnapshot> ExecContext::stats_snapshot() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  std::vector<StageStatsSnapshot> out;
+  out.reserve(stats_order_.size());
+  for (const StageStats* stats : stats_order_) out.push_back(stats->snapshot());
+  return out;
+}
+
+std::unique_ptr<StageIterator> ExecContext::lower(const PlanNode& node, const StagePath* parent,
+                                                  int index) {
+  StagePath path;
+  if (parent == nullptr) {
+    path.key = node.name();
+  } else {
+    path.key = str_cat(parent->key, "/", index, ":", node.name());
+    path.depth = parent->depth + 1;
+  }
+  return node.make_iterator(*this, path);
+}
+
+uint64_t ExecContext::seed_for(std::optional<uint64_t> stage_seed, const StagePath& path) const {
+  if (stage_seed) return *stage_seed;
+  if (options_.seed) return mix_seed(*options_.seed, std::hash<std::string>{}(path.key));
+  return seed_or_random(std::nullopt);
+}
+
+}  // namespace sluice

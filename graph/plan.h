@@ -1,0 +1,116 @@
+// The plan: an immutable tree of stage descriptions that a Dataset handle points to. Nothing runs
+// until an iterator lowers the plan: each node then makes the stage iterator that executes it.
+// Nodes are shared between datasets (a transformation returns a new node over the same inputs).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graph/options.h"
+#include "graph/stage.h"
+#include "graph/stats.h"
+
+namespace sluice {
+
+inline constexpr int64_t kInfiniteCardinality = -1;
+inline constexpr int64_t kUnknownCardinality = -2;
+
+class PlanNode;
+using PlanPtr = std::shared_ptr<const PlanNode>;
+class Engine;
+class ExecContext;
+
+// Where a stage sits in a running pipeline: the key its statistics are summed under (a stage
+// re-created by repeat() or interleave() keeps its key) and its distance from the output.
+struct StagePath {
+  std::string key;
+  int depth = 0;
+};
+
+class PlanNode {
+ public:
+  PlanNode(std::string name, std::vector<PlanPtr> inputs)
+      : name_(std::move(name)), inputs_(std::move(inputs)) {}
+  virtual ~PlanNode() = default;
+
+  // The stage's name in statistics and errors ("map", "batch", ...).
+  const std::string& name() const { return name_; }
+  const std::vector<PlanPtr>& inputs() const { return inputs_; }
+  const PlanPtr& input() const { return inputs_.at(0); }
+
+  // Number of elements: >= 0, kInfiniteCardinality or kUnknownCardinality (tf.data's rules).
+  virtual int64_t cardinality() const = 0;
+
+  // Makes the iterator that executes this stage; lowers the inputs through ctx.lower().
+  virtual std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                                       const StagePath& path) const = 0;
+
+  // Whether the stage runs on the iterator's arena (parallel map, prefetch, ...).
+  virtual bool is_async() const { return false; }
+
+  // A copy of this node reading from other inputs (for graph rewrites).
+  virtual PlanPtr with_inputs(std::vector<PlanPtr> inputs) const = 0;
+
+ protected:
+  PlanNode(const PlanNode&) = default;
+  void set_inputs(std::vector<PlanPtr> inputs) { inputs_ = std::move(inputs); }
+
+ private:
+  std::string name_;
+  std::vector<PlanPtr> inputs_;
+};
+
+// Base of concrete nodes: implements with_inputs() by copying the derived node.
+template <class Derived>
+class PlanNodeOf : public PlanNode {
+ public:
+  using PlanNode::PlanNode;
+
+  PlanPtr with_inputs(std::vector<PlanPtr> inputs) const override {
+    auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
+    copy->set_inputs(std::move(inputs));
+    return copy;
+  }
+};
+
+// Everything the stages of one iterator share: resolved options, the engine that runs the
+// parallel stages, statistics. Outlives every stage iterator made from it.
+class ExecContext {
+ public:
+  ExecContext(Options options, Engine* engine);
+  ~ExecContext();
+
+  const Options& options() const { return options_; }  // threads, deterministic, autotune set.
+  Engine& engine() const { return *engine_; }
+  bool cancelled() const;
+
+  // The statistics record of the stage at `path`, made on first use.
+  StageStats* stats_for(const StagePath& path, const std::string& name, bool async);
+  std::vector<StageStatsSnapshot> stats_snapshot() const;
+
+  // Lowers `node` as input `index` of the stage at `parent` (or as the root when parent is null).
+  std::unique_ptr<StageIterator> lower(const PlanNode& node, const StagePath* parent, int index);
+
+  // The seed of a random stage: its own when given, else one derived from Options::seed and the
+  // stage's place in the plan, else a fresh random one.
+  uint64_t seed_for(std::optional<uint64_t> stage_seed, const StagePath& path) const;
+
+ private:
+  Options options_;
+  Engine* engine_;
+  mutable std::mutex stats_mutex_;
+  std::map<std::string, std::unique_ptr<StageStats>> stats_;
+  std::vector<StageStats*> stats_order_;
+};
+
+// Convenience for stages: the first element of `inputs` of a node, lowered with this path.
+inline Input lower_input(ExecContext& ctx, const PlanNode& node, const StagePath& path,
+                         StageStats* owner, int index = 0) {
+  return Input(ctx.lower(*node.inputs().at(static_cast<size_t>(index)), &path, index), owner);
+}
+
+}  // namespace sluice

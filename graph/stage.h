@@ -1,0 +1,74 @@
+// The pull contract every stage of a running pipeline implements, and the items it moves.
+//
+// Stages move *chunks* of items rather than one element at a time, so a cheap element does not
+// pay a virtual call, a clock read or a flow-graph message of its own. Errors travel in the
+// stream as items, in order, exactly where the failing element would have been: a consumer sees
+// them at the right place, ignore_errors() can drop them, and nothing throws inside the engine.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/element.h"
+#include "graph/stats.h"
+
+namespace sluice {
+
+// One position of a stream: an element, or the error that took its place.
+struct Item {
+  Element element;
+  std::exception_ptr error;  // Set: this position is an error and `element` is empty.
+
+  static Item failure(std::exception_ptr error) { return Item{Element(), std::move(error)}; }
+  bool ok() const { return error == nullptr; }
+};
+using Chunk = std::vector<Item>;
+
+class StageIterator {
+ public:
+  explicit StageIterator(StageStats* stats) : stats_(stats) {}
+  virtual ~StageIterator() = default;
+  StageIterator(const StageIterator&) = delete;
+  StageIterator& operator=(const StageIterator&) = delete;
+
+  // Appends between 1 and `max` items to `out` and returns true, or appends nothing and returns
+  // false at the end of the sequence, and keeps returning false after that. Never throws: an
+  // exception escaping the stage becomes an error item and ends the stage.
+  // Not thread-safe: one caller at a time. REQUIRES: max >= 1.
+  bool next(Chunk& out, size_t max);
+
+  // How long the last next() call took (for the caller's input-wait statistics).
+  int64_t last_call_ns() const { return last_call_ns_; }
+  StageStats& stats() const { return *stats_; }
+
+ protected:
+  // The stage's work, with the contract of next(); may throw.
+  virtual bool next_internal(Chunk& out, size_t max) = 0;
+
+ private:
+  StageStats* stats_;
+  int64_t last_call_ns_ = 0;
+  bool failed_ = false;
+};
+
+// A stage's handle on one of its inputs: pulls from it and charges the time to the owner's
+// input-wait statistics.
+class Input {
+ public:
+  Input() = default;
+  Input(std::unique_ptr<StageIterator> iterator, StageStats* owner)
+      : iterator_(std::move(iterator)), owner_(owner) {}
+
+  bool next(Chunk& out, size_t max);
+  explicit operator bool() const { return iterator_ != nullptr; }
+  void reset() { iterator_.reset(); }
+
+ private:
+  std::unique_ptr<StageIterator> iterator_;
+  StageStats* owner_ = nullptr;
+};
+
+}  // namespace sluice

@@ -1,0 +1,16 @@
+// cache(filename): the first complete pass over the input is recorded, later passes replay it.
+// filename "" keeps the elements in memory; otherwise they go to "<filename>.sluice-cache"
+// (written under a temporary name and renamed when the pass completes, guarded by
+// "<filename>.lockfile" against a second concurrent writer). A pass that stops early records
+// nothing, as tf.data. Errors are passed on and not recorded.
+#pragma once
+
+#include <string>
+
+#include "graph/plan.h"
+
+namespace sluice {
+
+PlanPtr make_cache(PlanPtr input, std::string filename);
+
+}  // namespace sluice

@@ -1,0 +1,15 @@
+// Stages over several inputs: zip (element i of every input, components concatenated, ending
+// with the shortest) and concatenate (all of a, then all of b).
+#pragma once
+
+#include <vector>
+
+#include "graph/plan.h"
+
+namespace sluice {
+
+// REQUIRES: at least one input.
+PlanPtr make_zip(std::vector<PlanPtr> inputs);
+PlanPtr make_concatenate(PlanPtr first, PlanPtr second);
+
+}  // namespace sluice

@@ -1,0 +1,130 @@
+#include "graph/stages/element_wise.h"
+
+#include <cstdio>
+
+namespace sluice {
+namespace {
+
+class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
+ public:
+  EnumerateNode(PlanPtr input, int64_t start)
+      : PlanNodeOf("enumerate", {std::move(input)}), start_(start) {}
+
+  int64_t cardinality() const override { return input()->cardinality(); }
+
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override {
+    class It final : public StageIterator {
+     public:
+      It(StageStats* stats, Input input, int64_t start)
+          : StageIterator(stats), input_(std::move(input)), next_(start) {}
+
+     protected:
+      bool next_internal(Chunk& out, size_t max) override {
+        const size_t before = out.size();
+        if (!input_.next(out, max)) return false;
+        for (size_t i = before; i < out.size(); ++i) {
+          Item& item = out[i];
+          if (!item.ok()) continue;
+          std::vector<Tensor> components;
+          components.reserve(item.element.size() + 1);
+          components.push_back(Tensor::scalar<int64_t>(next_++));
+          for (Tensor& t : item.element) components.push_back(std::move(t));
+          std::shared_ptr<const Element::Names> names;
+          if (item.element.is_named()) {
+            if (names_source_ != item.element.names()) {
+              // Names are shared by the whole stream: build the prefixed list once per source.
+              auto prefixed = std::make_shared<Element::Names>();
+              prefixed->push_back("index");
+              prefixed->insert(prefixed->end(), item.element.names()->begin(),
+                               item.element.names()->end());
+              names_source_ = item.element.names();
+              names_ = std::move(prefixed);
+            }
+            names = names_;
+          }
+          item.element = Element(std::move(components), std::move(names));
+        }
+        return true;
+      }
+
+     private:
+      Input input_;
+      int64_t next_;
+      std::shared_ptr<const Element::Names> names_source_;
+      std::shared_ptr<const Element::Names> names_;
+    };
+    StageStats* stats = ctx.stats_for(path, name(), false);
+    return std::make_unique<It>(stats, lower_input(ctx, *this, path, stats), start_);
+  }
+
+ private:
+  int64_t start_;
+};
+
+class IgnoreErrorsNode final : public PlanNodeOf<IgnoreErrorsNode> {
+ public:
+  IgnoreErrorsNode(PlanPtr input, bool log_warning)
+      : PlanNodeOf("ignore_errors", {std::move(input)}), log_warning_(log_warning) {}
+
+  int64_t cardinality() const override {
+    const int64_t n = input()->cardinality();
+    return n == kInfiniteCardinality ? n : kUnknownCardinality;
+  }
+
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override {
+    class It final : public StageIterator {
+     public:
+      It(StageStats* stats, Input input, bool log_warning)
+          : StageIterator(stats), input_(std::move(input)), log_warning_(log_warning) {}
+
+     protected:
+      bool next_internal(Chunk& out, size_t max) override {
+        const size_t before = out.size();
+        while (out.size() == before) {
+          if (!input_.next(out, max)) return false;
+          size_t kept = before;
+          int64_t dropped = 0;
+          for (size_t i = before; i < out.size(); ++i) {
+            if (!out[i].ok()) {
+              if (log_warning_) {
+                std::fprintf(stderr, "ignore_errors: skipping an element: %s\n",
+                             error_message(out[i].error).c_str());
+              }
+              ++dropped;
+              continue;
+            }
+            if (kept != i) out[kept] = std::move(out[i]);
+            ++kept;
+          }
+          out.resize(kept);
+          // Reported as this stage's errors: what it skipped.
+          stats().errors.fetch_add(dropped, std::memory_order_relaxed);
+        }
+        return true;
+      }
+
+     private:
+      Input input_;
+      bool log_warning_;
+    };
+    StageStats* stats = ctx.stats_for(path, name(), false);
+    return std::make_unique<It>(stats, lower_input(ctx, *this, path, stats), log_warning_);
+  }
+
+ private:
+  bool log_warning_;
+};
+
+}  // namespace
+
+PlanPtr make_enumerate(PlanPtr input, int64_t start) {
+  return std::make_shared<EnumerateNode>(std::move(input), start);
+}
+
+PlanPtr make_ignore_errors(PlanPtr input, bool log_warning) {
+  return std::make_shared<IgnoreErrorsNode>(std::move(input), log_warning);
+}
+
+}  // namespace sluice

@@ -1,0 +1,23 @@
+// interleave(f, cycle_length, block_length, num_parallel_calls): maps each input element to a
+// dataset with f and takes block_length elements from each of cycle_length open datasets in
+// turn; an exhausted dataset is replaced by the next input element's (tf.data's order exactly).
+// With num_parallel_calls, every open dataset is pulled ahead in the background (at most
+// 2 * block_length elements each), and output order stays the same.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "core/element.h"
+#include "graph/plan.h"
+
+namespace sluice {
+
+using DatasetFunction = std::function<PlanPtr(const Element&)>;
+
+// cycle_length: kAutotune means the thread budget. Throws InvalidArgument for cycle_length or
+// block_length < 1 (other than AUTOTUNE).
+PlanPtr make_interleave(PlanPtr input, DatasetFunction function, int64_t cycle_length,
+                        int64_t block_length, int64_t num_parallel_calls);
+
+}  // namespace sluice

@@ -1,0 +1,241 @@
+#include "graph/stages/map.h"
+
+#include "core/strings.h"
+#include "graph/async_stage.h"
+#include "graph/batching.h"
+
+namespace sluice {
+namespace {
+
+// A step bound to one pass: its function and the seed of this pass.
+struct BoundStep {
+  const MapFunction* function;
+  uint64_t seed;
+};
+
+std::vector<BoundStep> bind_steps(const std::vector<MapStep>& steps, ExecContext& ctx,
+                                  const StagePath& path) {
+  std::vector<BoundStep> bound;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const uint64_t base = ctx.seed_for(steps[i].seed, StagePath{str_cat(path.key, "#", i), 0});
+    const uint64_t pass = steps[i].passes->fetch_add(1, std::memory_order_relaxed);
+    bound.push_back({&steps[i].function, mix_seed(base, pass)});
+  }
+  return bound;
+}
+
+// Runs the steps on one item in place; an exception becomes the item's error.
+void apply_steps(const std::vector<BoundStep>& steps, Item& item, int64_t index,
+                 const std::string& stage) {
+  if (!item.ok()) return;
+  try {
+    for (const BoundStep& step : steps) {
+      item.element = (*step.function)(std::move(item.element), ElementContext{index, step.seed});
+    }
+  } catch (const OutOfRange& e) {
+    // Ending the stream from inside a function would silently drop data: tf.data makes it an
+    // error, and so do we.
+    item = Item::failure(std::make_exception_ptr(InvalidArgument(
+        str_cat("Function invocation produced OutOfRangeError: ", e.what(), " [in stage '", stage,
+                "' at element ", index, "]"))));
+  } catch (...) {
+    item = Item::failure(add_error_context(std::current_exception(),
+                                           str_cat(" [in stage '", stage, "' at element ", index,
+                                                   "]")));
+  }
+}
+
+int resolve_parallelism(int64_t requested, const ExecContext& ctx) {
+  if (requested == kAutotune) return *ctx.options().threads;
+  return static_cast<int>(requested);
+}
+
+class SequentialMapIterator final : public StageIterator {
+ public:
+  SequentialMapIterator(StageStats* stats, Input input, std::vector<BoundStep> steps,
+                        std::string name)
+      : StageIterator(stats), input_(std::move(input)), steps_(std::move(steps)),
+        name_(std::move(name)) {}
+
+ protected:
+  bool next_internal(Chunk& out, size_t max) override {
+    const size_t before = out.size();
+    if (!input_.next(out, max)) return false;
+    for (size_t i = before; i < out.size(); ++i) apply_steps(steps_, out[i], index_++, name_);
+    return true;
+  }
+
+ private:
+  Input input_;
+  std::vector<BoundStep> steps_;
+  std::string name_;
+  int64_t index_ = 0;
+};
+
+class FilterNode final : public PlanNodeOf<FilterNode> {
+ public:
+  FilterNode(PlanPtr input, Predicate predicate)
+      : PlanNodeOf("filter", {std::move(input)}), predicate_(std::move(predicate)) {}
+
+  int64_t cardinality() const override {
+    const int64_t n = input()->cardinality();
+    return n == kInfiniteCardinality ? kInfiniteCardinality : kUnknownCardinality;
+  }
+
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override {
+    class It final : public StageIterator {
+     public:
+      It(StageStats* stats, Input input, const Predicate& predicate)
+          : StageIterator(stats), input_(std::move(input)), predicate_(predicate) {}
+
+     protected:
+      bool next_internal(Chunk& out, size_t max) override {
+        const size_t before = out.size();
+        while (out.size() == before) {
+          if (!input_.next(out, max)) return false;
+          size_t kept = before;
+          for (size_t i = before; i < out.size(); ++i) {
+            if (keep(out[i])) {
+              if (kept != i) out[kept] = std::move(out[i]);
+              ++kept;
+            }
+          }
+          out.resize(kept);
+        }
+        return true;
+      }
+
+     private:
+      bool keep(Item& item) {
+        const int64_t index = index_++;
+        if (!item.ok()) return true;
+        try {
+          return predicate_(item.element, ElementContext{index, 0});
+        } catch (...) {
+          item = Item::failure(add_error_context(
+              std::current_exception(), str_cat(" [in stage 'filter' at element ", index, "]")));
+          return true;
+        }
+      }
+
+      Input input_;
+      const Predicate& predicate_;
+      int64_t index_ = 0;
+    };
+    StageStats* stats = ctx.stats_for(path, name(), false);
+    return std::make_unique<It>(stats, lower_input(ctx, *this, path, stats), predicate_);
+  }
+
+ private:
+  Predicate predicate_;
+};
+
+}  // namespace
+
+MapNode::MapNode(PlanPtr input, std::vector<MapStep> steps, MapSettings settings)
+    : PlanNodeOf(steps.size() > 1 ? str_cat("map x", steps.size()) : "map", {std::move(input)}),
+      steps_(std::move(steps)),
+      settings_(settings) {}
+
+std::unique_ptr<StageIterator> MapNode::make_iterator(ExecContext& ctx,
+                                                      const StagePath& path) const {
+  StageStats* stats = ctx.stats_for(path, name(), is_async());
+  Input input = lower_input(ctx, *this, path, stats);
+  std::vector<BoundStep> steps = bind_steps(steps_, ctx, path);
+  if (!is_async()) {
+    return std::make_unique<SequentialMapIterator>(stats, std::move(input), std::move(steps),
+                                                   name());
+  }
+  AsyncStageConfig config;
+  config.parallelism = resolve_parallelism(settings_.num_parallel_calls, ctx);
+  config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
+  config.max_tasks = 2 * static_cast<size_t>(config.parallelism);
+  config.body = [steps = std::move(steps), name = name()](AsyncTask& task) {
+    for (size_t i = 0; i < task.items.size(); ++i) {
+      apply_steps(steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
+    }
+  };
+  return make_async_stage(ctx, stats, std::move(input), std::move(config));
+}
+
+MapAndBatchNode::MapAndBatchNode(PlanPtr input, std::vector<MapStep> steps, int64_t batch_size,
+                                 bool drop_remainder, MapSettings settings)
+    : PlanNodeOf("map_and_batch", {std::move(input)}),
+      steps_(std::move(steps)),
+      batch_size_(batch_size),
+      drop_remainder_(drop_remainder),
+      settings_(settings) {}
+
+int64_t MapAndBatchNode::cardinality() const {
+  const int64_t n = input()->cardinality();
+  if (n < 0) return n;
+  return drop_remainder_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
+                                                              const StagePath& path) const {
+  StageStats* stats = ctx.stats_for(path, name(), true);
+  Input input = lower_input(ctx, *this, path, stats);
+  AsyncStageConfig config;
+  config.parallelism =
+      settings_.num_parallel_calls == 0 ? 1 : resolve_parallelism(settings_.num_parallel_calls, ctx);
+  config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
+  config.max_tasks = 2 * static_cast<size_t>(config.parallelism) + settings_.extra_buffer;
+  config.task_size = static_cast<size_t>(batch_size_);
+  config.body = [steps = bind_steps(steps_, ctx, path), name = name(), batch = batch_size_,
+                 drop = drop_remainder_](AsyncTask& task) {
+    if (drop && static_cast<int64_t>(task.items.size()) < batch) {
+      task.items.clear();  // The partial last batch.
+      return;
+    }
+    for (size_t i = 0; i < task.items.size(); ++i) {
+      apply_steps(steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
+    }
+    Item batched = batch_items(task.items);
+    task.items.clear();
+    task.items.push_back(std::move(batched));
+  };
+  return make_async_stage(ctx, stats, std::move(input), std::move(config));
+}
+
+PlanPtr with_extra_buffer(const PlanNode& node, size_t elements) {
+  if (auto* fused = dynamic_cast<const MapAndBatchNode*>(&node)) {
+    MapSettings settings = fused->settings();
+    settings.extra_buffer += elements;
+    return std::make_shared<MapAndBatchNode>(fused->input(), fused->steps(), fused->batch_size(),
+                                             fused->drop_remainder(), settings);
+  }
+  return nullptr;
+}
+
+PlanPtr make_map(PlanPtr input, MapFunction function, std::optional<uint64_t> seed,
+                 MapSettings settings) {
+  if (!function) throw InvalidArgument("map: no function given");
+  if (settings.num_parallel_calls < kAutotune) {
+    throw InvalidArgument(str_cat("map: num_parallel_calls must be positive or AUTOTUNE, got ",
+                                  settings.num_parallel_calls));
+  }
+  return std::make_shared<MapNode>(std::move(input),
+                                   std::vector<MapStep>{MapStep{std::move(function), seed}},
+                                   settings);
+}
+
+PlanPtr make_filter(PlanPtr input, Predicate predicate) {
+  if (!predicate) throw InvalidArgument("filter: no predicate given");
+  return std::make_shared<FilterNode>(std::move(input), std::move(predicate));
+}
+
+PlanPtr make_map_and_batch(PlanPtr input, MapFunction function, std::optional<uint64_t> seed,
+                           int64_t batch_size, bool drop_remainder, MapSettings settings) {
+  if (!function) throw InvalidArgument("map_and_batch: no function given");
+  if (batch_size <= 0) {
+    throw InvalidArgument(str_cat("map_and_batch: batch_size must be greater than zero, got ",
+                                  batch_size));
+  }
+  return std::make_shared<MapAndBatchNode>(
+      std::move(input), std::vector<MapStep>{MapStep{std::move(function), seed}}, batch_size,
+      drop_remainder, settings);
+}
+
+}  // namespace sluice

@@ -1,0 +1,93 @@
+// map, filter and the fused map_and_batch: the stages that run user functions on elements.
+// A parallel map runs on the iterator's arena (see async_stage.h); a sequential one in the
+// thread that pulls it, as tf.data's map without num_parallel_calls.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/element.h"
+#include "core/random.h"
+#include "graph/plan.h"
+
+namespace sluice {
+
+// What a map function knows of the element it is given: its position in the stage's input, and
+// a generator determined by the stage's seed, the pass (epoch) and that position alone, so
+// results do not depend on the thread count or on scheduling.
+struct ElementContext {
+  int64_t index = 0;
+  uint64_t seed = 0;
+  Random random() const { return Random(seed, static_cast<uint64_t>(index)); }
+};
+
+using MapFunction = std::function<Element(Element, const ElementContext&)>;
+using Predicate = std::function<bool(const Element&, const ElementContext&)>;
+
+// One user function of a map stage (adjacent maps are fused into one stage of several steps).
+struct MapStep {
+  MapFunction function;
+  std::optional<uint64_t> seed;
+  // Passes made over this step so far: each pass draws fresh randomness from the seed.
+  std::shared_ptr<std::atomic<uint64_t>> passes = std::make_shared<std::atomic<uint64_t>>(0);
+};
+
+struct MapSettings {
+  int64_t num_parallel_calls = 0;      // 0: sequential; kAutotune: the thread budget.
+  std::optional<bool> deterministic;   // Unset: Options::deterministic.
+  size_t extra_buffer = 0;  // map_and_batch: batches a folded prefetch() adds to its buffer.
+};
+
+PlanPtr make_map(PlanPtr input, MapFunction function, std::optional<uint64_t> seed,
+                 MapSettings settings);
+PlanPtr make_filter(PlanPtr input, Predicate predicate);
+// map then batch in one parallel stage: each task maps a whole batch and writes it in place.
+PlanPtr make_map_and_batch(PlanPtr input, MapFunction function, std::optional<uint64_t> seed,
+                           int64_t batch_size, bool drop_remainder, MapSettings settings);
+
+// For the optimizer.
+class MapNode final : public PlanNodeOf<MapNode> {
+ public:
+  MapNode(PlanPtr input, std::vector<MapStep> steps, MapSettings settings);
+  int64_t cardinality() const override { return input()->cardinality(); }
+  bool is_async() const override { return settings_.num_parallel_calls != 0; }
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  const std::vector<MapStep>& steps() const { return steps_; }
+  const MapSettings& settings() const { return settings_; }
+
+ private:
+  std::vector<MapStep> steps_;
+  MapSettings settings_;
+};
+
+class MapAndBatchNode final : public PlanNodeOf<MapAndBatchNode> {
+ public:
+  MapAndBatchNode(PlanPtr input, std::vector<MapStep> steps, int64_t batch_size,
+                  bool drop_remainder, MapSettings settings);
+  int64_t cardinality() const override;
+  bool is_async() const override { return true; }
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  const std::vector<MapStep>& steps() const { return steps_; }
+  int64_t batch_size() const { return batch_size_; }
+  bool drop_remainder() const { return drop_remainder_; }
+  const MapSettings& settings() const { return settings_; }
+
+ private:
+  std::vector<MapStep> steps_;
+  int64_t batch_size_;
+  bool drop_remainder_;
+  MapSettings settings_;
+};
+
+// A map_and_batch node holding `elements` more finished batches (a prefetch() folded into it),
+// or null for any other node. (A plain parallel map's tasks vary in size, so a prefetch after it
+// stays a stage of its own and its bound stays exact.)
+PlanPtr with_extra_buffer(const PlanNode& node, size_t elements);
+
+}  // namespace sluice

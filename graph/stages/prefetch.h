@@ -1,0 +1,27 @@
+// prefetch(buffer_size): a background thread keeps up to buffer_size elements ready (AUTOTUNE:
+// starts at 16 and doubles, up to 1024, whenever the consumer finds nothing ready). Errors take
+// their place in the buffer like elements. buffer_size 0 is no prefetching.
+#pragma once
+
+#include "graph/plan.h"
+
+namespace sluice {
+
+// Throws InvalidArgument for buffer_size < -1.
+PlanPtr make_prefetch(PlanPtr input, int64_t buffer_size);
+
+class PrefetchNode final : public PlanNodeOf<PrefetchNode> {
+ public:
+  PrefetchNode(PlanPtr input, int64_t buffer_size)
+      : PlanNodeOf("prefetch", {std::move(input)}), buffer_size_(buffer_size) {}
+  int64_t cardinality() const override { return input()->cardinality(); }
+  bool is_async() const override { return buffer_size_ != 0; }
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  int64_t buffer_size() const { return buffer_size_; }
+
+ private:
+  int64_t buffer_size_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,27 @@
+// repeat(count): the input count times (count < 0: forever). Each epoch re-creates the input's
+// stages, so random stages upstream draw new randomness and files are read again. An epoch that
+// yields nothing ends the repetition instead of spinning.
+#pragma once
+
+#include "graph/plan.h"
+
+namespace sluice {
+
+PlanPtr make_repeat(PlanPtr input, int64_t count);
+
+// tf.data's cardinality of `count` repetitions of an input of cardinality n.
+int64_t repeated_cardinality(int64_t n, int64_t count);
+
+class RepeatNode final : public PlanNodeOf<RepeatNode> {
+ public:
+  RepeatNode(PlanPtr input, int64_t count) : PlanNodeOf("repeat", {std::move(input)}), count_(count) {}
+  int64_t cardinality() const override { return repeated_cardinality(input()->cardinality(), count_); }
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  int64_t count() const { return count_; }
+
+ private:
+  int64_t count_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,72 @@
+#include "graph/stages/shard.h"
+
+#include "core/strings.h"
+
+namespace sluice {
+namespace {
+
+class ShardNode final : public PlanNodeOf<ShardNode> {
+ public:
+  ShardNode(PlanPtr input, int64_t num_shards, int64_t index)
+      : PlanNodeOf("shard", {std::move(input)}), num_shards_(num_shards), index_(index) {}
+
+  int64_t cardinality() const override {
+    const int64_t n = input()->cardinality();
+    if (n < 0) return n;
+    return n / num_shards_ + (index_ < n % num_shards_ ? 1 : 0);
+  }
+
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override {
+    class It final : public StageIterator {
+     public:
+      It(StageStats* stats, Input input, int64_t num_shards, int64_t index)
+          : StageIterator(stats), input_(std::move(input)), num_shards_(num_shards), index_(index) {}
+
+     protected:
+      bool next_internal(Chunk& out, size_t max) override {
+        const size_t before = out.size();
+        while (out.size() == before) {
+          const size_t want = static_cast<size_t>(std::min<int64_t>(
+              static_cast<int64_t>(max) * num_shards_, int64_t{1} << 16));
+          if (!input_.next(out, want)) return false;
+          size_t kept = before;
+          for (size_t i = before; i < out.size(); ++i) {
+            bool keep = true;
+            if (out[i].ok()) keep = (position_++ % num_shards_) == index_;
+            if (keep) {
+              if (kept != i) out[kept] = std::move(out[i]);
+              ++kept;
+            }
+          }
+          out.resize(kept);
+        }
+        return true;
+      }
+
+     private:
+      Input input_;
+      int64_t num_shards_, index_;
+      int64_t position_ = 0;
+    };
+    StageStats* stats = ctx.stats_for(path, name(), false);
+    return std::make_unique<It>(stats, lower_input(ctx, *this, path, stats), num_shards_, index_);
+  }
+
+ private:
+  int64_t num_shards_, index_;
+};
+
+}  // namespace
+
+PlanPtr make_shard(PlanPtr input, int64_t num_shards, int64_t index) {
+  if (num_shards <= 0) {
+    throw InvalidArgument(str_cat("shard: num_shards must be greater than zero, got ", num_shards));
+  }
+  if (index < 0 || index >= num_shards) {
+    throw InvalidArgument(str_cat("shard: index must be in [0, ", num_shards, "), got ", index));
+  }
+  return std::make_shared<ShardNode>(std::move(input), num_shards, index);
+}
+
+}  // namespace sluice

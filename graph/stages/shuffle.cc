@@ -1,0 +1,230 @@
+#include "graph/stages/shuffle.h"
+
+#include <deque>
+
+#include "core/random.h"
+#include "core/strings.h"
+#include "graph/stages/repeat.h"
+
+namespace sluice {
+namespace {
+
+constexpr size_t kReadahead = 64;
+
+// Input read ahead in chunks, handed out one item at a time: a shuffle buffer refills one
+// element per draw without paying a pull per element.
+class Readahead {
+ public:
+  Readahead(Input input, size_t chunk) : input_(std::move(input)), chunk_size_(chunk) {}
+
+  // The next input item, or false at the end of the input.
+  bool next(Item& item) {
+    if (cursor_ == chunk_.size()) {
+      chunk_.clear();
+      cursor_ = 0;
+      if (ended_ || !input_.next(chunk_, chunk_size_)) {
+        ended_ = true;
+        return false;
+      }
+    }
+    item = std::move(chunk_[cursor_++]);
+    return true;
+  }
+
+ private:
+  Input input_;
+  size_t chunk_size_;
+  Chunk chunk_;
+  size_t cursor_ = 0;
+  bool ended_ = false;
+};
+
+class ShuffleIterator final : public StageIterator {
+ public:
+  ShuffleIterator(StageStats* stats, Input input, size_t buffer_size, uint64_t seed)
+      : StageIterator(stats),
+        input_(std::move(input), std::min<size_t>(buffer_size, kReadahead)),
+        capacity_(buffer_size),
+        random_(seed) {
+    buffer_.reserve(std::min<size_t>(capacity_, 1 << 16));
+  }
+
+ protected:
+  bool next_internal(Chunk& out, size_t max) override {
+    const size_t before = out.size();
+    while (out.size() - before < max) {
+      // Keep the buffer full; errors skip the buffer.
+      Item item;
+      while (!input_ended_ && buffer_.size() < capacity_) {
+        if (!input_.next(item)) {
+          input_ended_ = true;
+        } else if (!item.ok()) {
+          out.push_back(std::move(item));
+          return true;
+        } else {
+          buffer_.push_back(std::move(item));
+        }
+      }
+      if (buffer_.empty()) break;
+      const auto pick = static_cast<size_t>(random_.uniform_int(static_cast<int64_t>(buffer_.size())));
+      out.push_back(std::move(buffer_[pick]));
+      if (pick + 1 != buffer_.size()) buffer_[pick] = std::move(buffer_.back());
+      buffer_.pop_back();
+    }
+    return out.size() > before;
+  }
+
+ private:
+  Readahead input_;
+  size_t capacity_;
+  Random random_;
+  std::vector<Item> buffer_;
+  bool input_ended_ = false;
+};
+
+class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
+ public:
+  ShuffleAndRepeatNode(PlanPtr input, int64_t buffer_size, int64_t count,
+                       std::optional<uint64_t> seed)
+      : PlanNodeOf("shuffle_and_repeat", {std::move(input)}),
+        buffer_size_(buffer_size),
+        count_(count),
+        seed_(seed) {}
+
+  int64_t cardinality() const override { return repeated_cardinality(input()->cardinality(), count_); }
+
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override {
+    const uint64_t pass = passes_->fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<It>(ctx, path, *this, mix_seed(ctx.seed_for(seed_, path), pass));
+  }
+
+ private:
+  // The elements of one epoch that are in the buffer.
+  struct Slice {
+    std::vector<Item> items;
+    bool complete = false;  // The epoch's input has ended.
+  };
+
+  class It final : public StageIterator {
+   public:
+    It(ExecContext& ctx, const StagePath& path, const ShuffleAndRepeatNode& node, uint64_t seed)
+        : StageIterator(ctx.stats_for(path, node.name(), false)),
+          ctx_(ctx),
+          path_(path),
+          node_(node),
+          random_(seed) {
+      if (node.count_ != 0) open_epoch();
+    }
+
+   protected:
+    bool next_internal(Chunk& out, size_t max) override {
+      const size_t before = out.size();
+      while (out.size() - before < max) {
+        if (!fill(out)) return true;  // An error was passed on.
+        while (!slices_.empty() && slices_.front().items.empty() && slices_.front().complete) {
+          slices_.pop_front();
+        }
+        if (slices_.empty()) break;
+        auto& items = slices_.front().items;
+        if (items.empty()) break;  // Cannot happen: fill() stops only when full or ended.
+        const auto pick = static_cast<size_t>(random_.uniform_int(static_cast<int64_t>(items.size())));
+        out.push_back(std::move(items[pick]));
+        if (pick + 1 != items.size()) items[pick] = std::move(items.back());
+        items.pop_back();
+        --buffered_;
+      }
+      return out.size() > before;
+    }
+
+   private:
+    void open_epoch() {
+      input_.emplace(lower_input(ctx_, node_, path_, &stats()),
+                     std::min<size_t>(static_cast<size_t>(node_.buffer_size_), kReadahead));
+      slices_.push_back(Slice{});
+      epoch_elements_ = 0;
+      ++epochs_opened_;
+    }
+
+    // Fills the buffer up to its capacity, opening new epochs as inputs end. Returns false after
+    // passing an input error on to `out`.
+    bool fill(Chunk& out) {
+      Item item;
+      while (input_ && buffered_ < static_cast<size_t>(node_.buffer_size_)) {
+        if (!input_->next(item)) {
+          slices_.back().complete = true;
+          const bool more_epochs = node_.count_ < 0 || epochs_opened_ < node_.count_;
+          // An epoch without elements ends an infinite repeat instead of spinning.
+          if (!more_epochs || epoch_elements_ == 0) {
+            input_.reset();
+          } else {
+            open_epoch();
+          }
+          continue;
+        }
+        if (!item.ok()) {
+          out.push_back(std::move(item));
+          return false;
+        }
+        ++epoch_elements_;
+        slices_.back().items.push_back(std::move(item));
+        ++buffered_;
+      }
+      return true;
+    }
+
+    ExecContext& ctx_;
+    StagePath path_;
+    const ShuffleAndRepeatNode& node_;
+    Random random_;
+    std::optional<Readahead> input_;
+    std::deque<Slice> slices_;
+    size_t buffered_ = 0;
+    int64_t epoch_elements_ = 0;
+    int64_t epochs_opened_ = 0;
+  };
+
+  int64_t buffer_size_;
+  int64_t count_;
+  std::optional<uint64_t> seed_;
+  std::shared_ptr<std::atomic<uint64_t>> passes_ = std::make_shared<std::atomic<uint64_t>>(0);
+};
+
+void check_buffer_size(const char* op, int64_t buffer_size) {
+  if (buffer_size <= 0) {
+    throw InvalidArgument(str_cat(op, ": buffer_size must be greater than zero, got ", buffer_size));
+  }
+}
+
+}  // namespace
+
+ShuffleNode::ShuffleNode(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
+                         bool reshuffle_each_iteration)
+    : PlanNodeOf("shuffle", {std::move(input)}),
+      buffer_size_(buffer_size),
+      seed_(seed),
+      reshuffle_(reshuffle_each_iteration) {}
+
+std::unique_ptr<StageIterator> ShuffleNode::make_iterator(ExecContext& ctx,
+                                                          const StagePath& path) const {
+  StageStats* stats = ctx.stats_for(path, name(), false);
+  const uint64_t pass = reshuffle_ ? passes_->fetch_add(1, std::memory_order_relaxed) : 0;
+  const uint64_t seed = mix_seed(ctx.seed_for(seed_, path), pass);
+  return std::make_unique<ShuffleIterator>(stats, lower_input(ctx, *this, path, stats),
+                                           static_cast<size_t>(buffer_size_), seed);
+}
+
+PlanPtr make_shuffle(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
+                     bool reshuffle_each_iteration) {
+  check_buffer_size("shuffle", buffer_size);
+  return std::make_shared<ShuffleNode>(std::move(input), buffer_size, seed,
+                                       reshuffle_each_iteration);
+}
+
+PlanPtr make_shuffle_and_repeat(PlanPtr input, int64_t buffer_size, int64_t count,
+                                std::optional<uint64_t> seed) {
+  check_buffer_size("shuffle_and_repeat", buffer_size);
+  return std::make_shared<ShuffleAndRepeatNode>(std::move(input), buffer_size, count, seed);
+}
+
+}  // namespace sluice

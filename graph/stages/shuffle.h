@@ -1,0 +1,47 @@
+// shuffle and the fused shuffle_and_repeat.
+//
+// shuffle keeps a buffer of buffer_size elements and emits a uniformly chosen one, replacing it
+// with the next input. With reshuffle_each_iteration every pass (every new iterator, every epoch
+// under repeat) uses a new order derived from the seed; without it every pass repeats the first
+// order. Errors from the input are passed on at once, not buffered.
+//
+// shuffle_and_repeat(buffer_size, count, seed) has the semantics of
+// shuffle(buffer_size, seed).repeat(count) — each epoch a permutation of the input, epochs never
+// mixed — but it does not drain at epoch boundaries: while the last elements of epoch k are
+// drawn, the buffer already fills with epoch k+1 (tf.data's shuffle "slices").
+// Both buffer at most buffer_size elements.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "graph/plan.h"
+
+namespace sluice {
+
+PlanPtr make_shuffle(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
+                     bool reshuffle_each_iteration);
+PlanPtr make_shuffle_and_repeat(PlanPtr input, int64_t buffer_size, int64_t count,
+                                std::optional<uint64_t> seed);
+
+// For the optimizer.
+class ShuffleNode final : public PlanNodeOf<ShuffleNode> {
+ public:
+  ShuffleNode(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
+              bool reshuffle_each_iteration);
+  int64_t cardinality() const override { return input()->cardinality(); }
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  int64_t buffer_size() const { return buffer_size_; }
+  const std::optional<uint64_t>& seed() const { return seed_; }
+  bool reshuffle_each_iteration() const { return reshuffle_; }
+
+ private:
+  int64_t buffer_size_;
+  std::optional<uint64_t> seed_;
+  bool reshuffle_;
+  std::shared_ptr<std::atomic<uint64_t>> passes_ = std::make_shared<std::atomic<uint64_t>>(0);
+};
+
+}  // namespace sluice

@@ -1,0 +1,103 @@
+#include "graph/stages/take_skip.h"
+
+#include <limits>
+
+namespace sluice {
+namespace {
+
+// Passes on elements until `remaining_` of them went by; errors pass without counting.
+class TakeIterator final : public StageIterator {
+ public:
+  TakeIterator(StageStats* stats, Input input, int64_t count)
+      : StageIterator(stats), input_(std::move(input)), remaining_(count) {}
+
+ protected:
+  bool next_internal(Chunk& out, size_t max) override {
+    if (remaining_ == 0) return false;
+    const size_t before = out.size();
+    if (!input_.next(out, static_cast<size_t>(std::min<int64_t>(remaining_, static_cast<int64_t>(max))))) {
+      remaining_ = 0;
+      return false;
+    }
+    for (size_t i = before; i < out.size(); ++i) remaining_ -= out[i].ok() ? 1 : 0;
+    return true;
+  }
+
+ private:
+  Input input_;
+  int64_t remaining_;
+};
+
+class SkipIterator final : public StageIterator {
+ public:
+  SkipIterator(StageStats* stats, Input input, int64_t count)
+      : StageIterator(stats), input_(std::move(input)), to_skip_(count) {}
+
+ protected:
+  bool next_internal(Chunk& out, size_t max) override {
+    const size_t before = out.size();
+    while (true) {
+      if (!input_.next(out, to_skip_ > 0 ? static_cast<size_t>(std::min<int64_t>(to_skip_, 1024)) : max)) {
+        return out.size() > before;
+      }
+      if (to_skip_ == 0) return true;
+      // Drop skipped elements, keep errors.
+      size_t kept = before;
+      for (size_t i = before; i < out.size(); ++i) {
+        if (out[i].ok() && to_skip_ > 0) {
+          --to_skip_;
+        } else {
+          if (kept != i) out[kept] = std::move(out[i]);
+          ++kept;
+        }
+      }
+      out.resize(kept);
+      if (out.size() > before) return true;
+    }
+  }
+
+ private:
+  Input input_;
+  int64_t to_skip_;
+};
+
+}  // namespace
+
+int64_t TakeNode::cardinality() const {
+  const int64_t n = input()->cardinality();
+  if (n == kUnknownCardinality) return n;
+  if (count_ < 0) return n;
+  if (n == kInfiniteCardinality) return count_;
+  return std::min(n, count_);
+}
+
+std::unique_ptr<StageIterator> TakeNode::make_iterator(ExecContext& ctx,
+                                                       const StagePath& path) const {
+  StageStats* stats = ctx.stats_for(path, name(), false);
+  const int64_t count = count_ < 0 ? std::numeric_limits<int64_t>::max() : count_;
+  return std::make_unique<TakeIterator>(stats, lower_input(ctx, *this, path, stats), count);
+}
+
+int64_t SkipNode::cardinality() const {
+  const int64_t n = input()->cardinality();
+  if (n < 0) return n;
+  if (count_ < 0) return 0;
+  return std::max<int64_t>(0, n - count_);
+}
+
+std::unique_ptr<StageIterator> SkipNode::make_iterator(ExecContext& ctx,
+                                                       const StagePath& path) const {
+  StageStats* stats = ctx.stats_for(path, name(), false);
+  const int64_t count = count_ < 0 ? std::numeric_limits<int64_t>::max() : count_;
+  return std::make_unique<SkipIterator>(stats, lower_input(ctx, *this, path, stats), count);
+}
+
+PlanPtr make_take(PlanPtr input, int64_t count) {
+  return std::make_shared<TakeNode>(std::move(input), count);
+}
+
+PlanPtr make_skip(PlanPtr input, int64_t count) {
+  return std::make_shared<SkipNode>(std::move(input), count);
+}
+
+}  // namespace sluice

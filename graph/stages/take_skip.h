@@ -1,0 +1,37 @@
+// take(count) and skip(count): the first count elements, or all but them (count < 0: all for
+// take, everything skipped for skip). As in tf.data, errors do not count as elements: they are
+// passed on and the count goes on.
+#pragma once
+
+#include "graph/plan.h"
+
+namespace sluice {
+
+PlanPtr make_take(PlanPtr input, int64_t count);
+PlanPtr make_skip(PlanPtr input, int64_t count);
+
+class TakeNode final : public PlanNodeOf<TakeNode> {
+ public:
+  TakeNode(PlanPtr input, int64_t count) : PlanNodeOf("take", {std::move(input)}), count_(count) {}
+  int64_t cardinality() const override;
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  int64_t count() const { return count_; }
+
+ private:
+  int64_t count_;
+};
+
+class SkipNode final : public PlanNodeOf<SkipNode> {
+ public:
+  SkipNode(PlanPtr input, int64_t count) : PlanNodeOf("skip", {std::move(input)}), count_(count) {}
+  int64_t cardinality() const override;
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override;
+  int64_t count() const { return count_; }
+
+ private:
+  int64_t count_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,25 @@
+// with_options(): attaches Options to a pipeline. The node does nothing when run; the executor
+// merges the options of every such node (outer ones winning) before lowering.
+#pragma once
+
+#include "graph/options.h"
+#include "graph/plan.h"
+
+namespace sluice {
+
+class OptionsNode final : public PlanNodeOf<OptionsNode> {
+ public:
+  OptionsNode(PlanPtr input, Options options)
+      : PlanNodeOf("with_options", {std::move(input)}), options_(options) {}
+  int64_t cardinality() const override { return input()->cardinality(); }
+  std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
+                                               const StagePath& path) const override {
+    return ctx.lower(*input(), &path, 0);
+  }
+  const Options& options() const { return options_; }
+
+ private:
+  Options options_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,43 @@
+// Per-stage statistics of a running iterator: the data for finding a pipeline's bottleneck.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+// What one stage did, summed over every instance of it (a stage under repeat() is re-created each
+// epoch; one inside interleave() once per input element).
+struct StageStatsSnapshot {
+  std::string name;   // "map", "batch", ...
+  int depth = 0;      // Distance from the pipeline's output: 0 is the stage the consumer reads.
+  int parallelism = 1;
+  int64_t elements = 0;  // Produced (errors included).
+  int64_t errors = 0;
+  double busy_seconds = 0;         // Doing the stage's own work (summed over its threads).
+  double input_wait_seconds = 0;   // Waiting for its input stage(s).
+  double output_wait_seconds = 0;  // Blocked because the stage downstream had no room.
+};
+
+// A table, one row per stage from the source to the output, with a share-of-time column.
+std::string format_stats_table(const std::vector<StageStatsSnapshot>& stats);
+
+// The live counters behind a snapshot. Updated concurrently; read with relaxed loads.
+struct StageStats {
+  std::string name;
+  int depth = 0;
+  std::atomic<int> parallelism{1};
+  bool async = false;  // Async stages measure busy time in their workers.
+  std::atomic<int64_t> elements{0};
+  std::atomic<int64_t> errors{0};
+  std::atomic<int64_t> call_ns{0};  // Sync stages: time inside next(), inputs included.
+  std::atomic<int64_t> busy_ns{0};  // Async stages: time in worker bodies.
+  std::atomic<int64_t> input_wait_ns{0};
+  std::atomic<int64_t> output_wait_ns{0};
+
+  StageStatsSnapshot snapshot() const;
+};
+
+}  // namespace sluice
