@@ -1,0 +1,10 @@
+// The subcommands of the `sluice` binary; each adds itself to the command line parser.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace sluice::app {
+
+void add_bench_command(CLI::App& app);
+
+}  // namespace sluice::app

@@ -1,0 +1,128 @@
+#include "dataset/dataset.h"
+
+#include "core/strings.h"
+#include "graph/stages/batch.h"
+#include "graph/stages/cache.h"
+#include "graph/stages/combine.h"
+#include "graph/stages/element_wise.h"
+#include "graph/stages/prefetch.h"
+#include "graph/stages/repeat.h"
+#include "graph/stages/shard.h"
+#include "graph/stages/shuffle.h"
+#include "graph/stages/take_skip.h"
+#include "graph/stages/with_options.h"
+
+namespace sluice {
+
+Dataset Dataset::range(int64_t start, int64_t stop, int64_t step) {
+  return Dataset(make_range(start, stop, step));
+}
+
+Dataset Dataset::from_tensors(Element element) {
+  return Dataset(make_from_tensors(std::move(element)));
+}
+
+Dataset Dataset::from_tensor_slices(Element components) {
+  return Dataset(make_from_tensor_slices(std::move(components)));
+}
+
+Dataset Dataset::from_generator(std::function<Generator()> make_generator) {
+  return Dataset(make_from_generator(std::move(make_generator)));
+}
+
+Dataset Dataset::zip(std::vector<Dataset> datasets) {
+  std::vector<PlanPtr> plans;
+  for (const Dataset& d : datasets) plans.push_back(d.plan_);
+  return Dataset(make_zip(std::move(plans)));
+}
+
+const Tensor& Dataset::only_component(const Element& e) {
+  if (e.size() != 1) {
+    throw InvalidArgument(str_cat("a function taking one tensor was given an element of ",
+                                  e.size(), " components; take an Element instead"));
+  }
+  return e[0];
+}
+
+Dataset Dataset::map_function(MapFunction f, const MapOptions& options) const {
+  MapSettings settings;
+  settings.num_parallel_calls = options.num_parallel_calls;
+  settings.deterministic = options.deterministic;
+  return Dataset(make_map(plan_, std::move(f), options.seed, settings));
+}
+
+Dataset Dataset::map_and_batch_function(MapFunction f, int64_t batch_size, bool drop_remainder,
+                                        const MapOptions& options) const {
+  MapSettings settings;
+  settings.num_parallel_calls = options.num_parallel_calls;
+  settings.deterministic = options.deterministic;
+  return Dataset(make_map_and_batch(plan_, std::move(f), options.seed, batch_size, drop_remainder,
+                                    settings));
+}
+
+Dataset Dataset::filter_function(Predicate predicate) const {
+  return Dataset(make_filter(plan_, std::move(predicate)));
+}
+
+Dataset Dataset::interleave_function(DatasetFunction f, const InterleaveOptions& options) const {
+  return Dataset(make_interleave(plan_, std::move(f), options.cycle_length, options.block_length,
+                                 options.num_parallel_calls));
+}
+
+Dataset Dataset::batch(int64_t batch_size, bool drop_remainder) const {
+  return Dataset(make_batch(plan_, batch_size, drop_remainder));
+}
+
+Dataset Dataset::padded_batch(int64_t batch_size, PaddingSpec padding, bool drop_remainder) const {
+  return Dataset(make_padded_batch(plan_, batch_size, std::move(padding), drop_remainder));
+}
+
+Dataset Dataset::unbatch() const { return Dataset(make_unbatch(plan_)); }
+
+Dataset Dataset::shuffle(int64_t buffer_size, std::optional<uint64_t> seed,
+                         bool reshuffle_each_iteration) const {
+  return Dataset(make_shuffle(plan_, buffer_size, seed, reshuffle_each_iteration));
+}
+
+Dataset Dataset::repeat(int64_t count) const { return Dataset(make_repeat(plan_, count)); }
+
+Dataset Dataset::shuffle_and_repeat(int64_t buffer_size, int64_t count,
+                                    std::optional<uint64_t> seed) const {
+  return Dataset(make_shuffle_and_repeat(plan_, buffer_size, count, seed));
+}
+
+Dataset Dataset::prefetch(int64_t buffer_size) const {
+  return Dataset(make_prefetch(plan_, buffer_size));
+}
+
+Dataset Dataset::cache(std::string filename) const {
+  return Dataset(make_cache(plan_, std::move(filename)));
+}
+
+Dataset Dataset::take(int64_t count) const { return Dataset(make_take(plan_, count)); }
+
+Dataset Dataset::skip(int64_t count) const { return Dataset(make_skip(plan_, count)); }
+
+Dataset Dataset::shard(int64_t num_shards, int64_t index) const {
+  return Dataset(make_shard(plan_, num_shards, index));
+}
+
+Dataset Dataset::concatenate(const Dataset& other) const {
+  return Dataset(make_concatenate(plan_, other.plan_));
+}
+
+Dataset Dataset::enumerate(int64_t start) const { return Dataset(make_enumerate(plan_, start)); }
+
+Dataset Dataset::ignore_errors(bool log_warning) const {
+  return Dataset(make_ignore_errors(plan_, log_warning));
+}
+
+Dataset Dataset::with_options(const Options& options) const {
+  return Dataset(std::make_shared<OptionsNode>(plan_, options));
+}
+
+Iterator Dataset::make_iterator(const Options& options) const {
+  return Iterator(std::make_unique<Execution>(plan_, options));
+}
+
+}  // namespace sluice
