@@ -1,0 +1,38 @@
+# Thin wrappers over the CMake presets. Every target first makes sure the Debian packages are
+# installed (a no-op when they are).
+.PHONY: deps build demo test test-asan test-tsan bench clean
+
+JOBS ?= $(shell nproc)
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+
+demo: build
+	./build/sluice bench overhead
+
+test: build
+	ctest --preset release -j $(JOBS)
+
+# AddressSanitizer + UndefinedBehaviorSanitizer over the whole suite.
+test-asan: deps
+	cmake --preset asan
+	cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan -j $(JOBS) -LE install
+
+# ThreadSanitizer over the engine's tests.
+test-tsan: deps
+	cmake --preset tsan
+	cmake --build --preset tsan -j $(JOBS) --target dataset_test
+	ctest --preset tsan -L engine
+
+bench: build
+	./build/sluice bench overhead
+	./build/sluice bench map-scaling
+	./build/bench/pipeline_bench
+
+clean:
+	rm -rf build build-debug build-asan build-tsan

@@ -1,0 +1,180 @@
+// The engine's guarantees: cancellation, bounded memory, determinism whatever the thread count,
+// statistics. Built with the tsan preset, these run under ThreadSanitizer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/dataset/testing.h"
+
+namespace sluice {
+namespace {
+
+using testing::collect;
+using testing::ints;
+using Clock = std::chrono::steady_clock;
+
+int thread_count() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST(CancellationTest, DestroyingAnInfinitePipelineWithASlowMapReturnsPromptly) {
+  std::atomic<int> started{0};
+  std::atomic<bool> destroying{false};
+  std::atomic<int> started_while_destroying{0};
+  auto ds = Dataset::range(1000000).repeat(-1).map(
+      [&](const Tensor& x) {
+        ++started;
+        if (destroying) ++started_while_destroying;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        return x;
+      },
+      {.num_parallel_calls = 4});
+  auto it = std::make_unique<Iterator>(ds.make_iterator());
+  ASSERT_TRUE(it->next().has_value());
+  destroying = true;
+  const auto start = Clock::now();
+  it.reset();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_LT(seconds, 1.0);
+  // Work already running finishes; nothing new starts once cancellation began.
+  EXPECT_LE(started_while_destroying.load(), 0);
+}
+
+TEST(CancellationTest, ManyIteratorsCreatedAndDestroyedMidStreamLeaveNoThreads) {
+  auto ds = Dataset::range(100000)
+                .repeat()
+                .map([](const Tensor& x) { return x; }, {.num_parallel_calls = 2})
+                .shuffle(64, 1)
+                .batch(8)
+                .prefetch(2);
+  collect(ds.take(10));  // Let oneTBB start its worker pool.
+  const int baseline = thread_count();
+  for (int round = 0; round < 300; ++round) {
+    Iterator it = ds.make_iterator();
+    for (int i = 0; i < round % 7; ++i) ASSERT_TRUE(it.next().has_value());
+  }
+  EXPECT_LE(thread_count(), baseline);
+}
+
+// Elements whose buffers count themselves, so a test can see how many are alive.
+struct LiveCounter {
+  std::atomic<int64_t> live{0};
+  std::atomic<int64_t> peak{0};
+
+  Element make(int64_t value) {
+    auto* data = new int64_t(value);
+    const int64_t now = ++live;
+    int64_t seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
+    return Element{Tensor::from_external(DType::kInt64, {}, data, [this, data] {
+      delete data;
+      --live;
+    })};
+  }
+};
+
+TEST(BackpressureTest, AnInfinitelyFastSourceDoesNotFillMemory) {
+  LiveCounter counter;
+  auto ds = Dataset::from_generator([&counter] {
+              return [&counter, i = int64_t{0}]() mutable -> std::optional<Element> {
+                return counter.make(i++);
+              };
+            })
+                .map([](Element e) { return e; }, {.num_parallel_calls = 2})
+                .prefetch(16);
+  Iterator it = ds.make_iterator(testing::threads(2));
+  const int64_t total = 200000;
+  for (int64_t i = 0; i < total; ++i) {
+    auto e = it.next();
+    ASSERT_EQ((*e)[0].item<int64_t>(), i);
+  }
+  // Bound: the map's window (2 x parallelism tasks of at most 1024 elements), its prefetch
+  // buffer, the consumer's chunk and the engine's hand-over buffers; far below `total`.
+  EXPECT_LT(counter.peak.load(), 8 * 1024);
+  EXPECT_GT(counter.peak.load(), 0);
+}
+
+TEST(BackpressureTest, ShuffleAndBatchHoldOnlyTheirBuffers) {
+  LiveCounter counter;
+  auto ds = Dataset::from_generator([&counter] {
+              return [&counter, i = int64_t{0}]() mutable -> std::optional<Element> {
+                return counter.make(i++);
+              };
+            })
+                .shuffle(100, 1)
+                .batch(10);
+  Iterator it = ds.make_iterator();
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(it.next().has_value());
+  // Batches copy, so the live inputs are the shuffle buffer and its read-ahead.
+  EXPECT_LE(counter.peak.load(), 100 + 64 + 10);
+}
+
+Dataset augmented_pipeline() {
+  return Dataset::range(400)
+      .map(
+          [](Element e, const ElementContext& ctx) {
+            Random rng = ctx.random();
+            return Element{Tensor::scalar(e[0].item<int64_t>() * 1000 + rng.uniform_int(1000))};
+          },
+          {.num_parallel_calls = kAutotune, .seed = 7})
+      .shuffle(50, 3)
+      .batch(8)
+      .prefetch(kAutotune);
+}
+
+TEST(DeterminismTest, SeededRandomPipelinesGiveTheSameOutputAtAnyThreadCount) {
+  const auto reference = collect(augmented_pipeline(), testing::threads(1));
+  ASSERT_EQ(reference.size(), 50u);
+  for (int n : {2, 8}) {
+    testing::expect_elements(collect(augmented_pipeline(), testing::threads(n)), reference,
+                             "threads=" + std::to_string(n));
+  }
+  // The random draws really depend on the seed.
+  auto unseeded = Dataset::range(400).map([](Element e, const ElementContext& ctx) {
+    return Element{Tensor::scalar(e[0].item<int64_t>() * 1000 + ctx.random().uniform_int(1000))};
+  });
+  EXPECT_NE(ints(unseeded), ints(unseeded));
+}
+
+TEST(DeterminismTest, EpochsDrawFreshRandomness) {
+  auto ds = Dataset::range(50).map(
+      [](Element, const ElementContext& ctx) {
+        return Element{Tensor::scalar(ctx.random().uniform_int(1 << 30))};
+      },
+      {.seed = 5});
+  auto values = ints(ds.repeat(2));
+  EXPECT_NE(std::vector<int64_t>(values.begin(), values.begin() + 50),
+            std::vector<int64_t>(values.begin() + 50, values.end()));
+}
+
+TEST(StatsTest, EveryStageReportsWhatItProduced) {
+  auto ds = Dataset::range(10000)
+                .map([](const Tensor& x) { return x; }, {.num_parallel_calls = 2})
+                .batch(100)
+                .prefetch(2);
+  Iterator it = ds.make_iterator();
+  while (it.next()) {
+  }
+  std::map<std::string, StageStatsSnapshot> by_name;
+  for (const auto& s : it.stats()) by_name[s.name] = s;
+  ASSERT_TRUE(by_name.count("range"));
+  ASSERT_TRUE(by_name.count("map_and_batch")) << it.stats_table();
+  EXPECT_EQ(by_name["range"].elements, 10000);
+  EXPECT_EQ(by_name["map_and_batch"].elements, 100);
+  EXPECT_EQ(by_name["map_and_batch"].parallelism, 2);
+  EXPECT_GT(by_name["map_and_batch"].busy_seconds, 0.0);
+  EXPECT_GT(by_name["range"].depth, by_name["map_and_batch"].depth);
+  EXPECT_NE(it.stats_table().find("map_and_batch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice
