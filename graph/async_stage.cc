@@ -41,10 +41,7 @@ class AsyncStageIterator final : public StageIterator {
   }
 
   ~AsyncStageIterator() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
+    stopping_ = true;
     wake_all();
     feeder_.join();
     graph_->wait_for_all();
@@ -201,7 +198,7 @@ class AsyncStageIterator final : public StageIterator {
   uint64_t submitted_ = 0;
   uint64_t delivered_ = 0;
   bool input_ended_ = false;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.
 
   Chunk current_;  // The task the consumer is reading from.
   size_t cursor_ = 0;
