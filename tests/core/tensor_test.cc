@@ -134,3 +134,22 @@ TEST(TensorTest, MoveLeavesNothingBehind) {
 
 }  // namespace
 }  // namespace sluice
+
+#include "core/tensor_map.h"
+
+namespace sluice {
+namespace {
+
+TEST(TensorMapTest, NDimensionalViewsShareMemory) {
+  Tensor t(DType::kFloat32, {2, 3, 4});
+  auto view = eigen_tensor<float, 3>(t);
+  view(1, 2, 3) = 5.0f;
+  EXPECT_EQ(t.values<float>()[1 * 12 + 2 * 4 + 3], 5.0f);
+  const Tensor& ct = t;
+  EXPECT_EQ((eigen_tensor<float, 3>(ct)(1, 2, 3)), 5.0f);
+  EXPECT_THROW((eigen_tensor<float, 2>(t)), InvalidArgument);
+  EXPECT_THROW((eigen_tensor<int32_t, 3>(t)), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace sluice

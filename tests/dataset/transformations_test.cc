@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include "tests/dataset/testing.h"
@@ -302,6 +304,37 @@ TEST(WithOptionsTest, OptionsReachTheIterator) {
   Iterator it = both.make_iterator();
   EXPECT_EQ(*it.options().threads, 3);
   EXPECT_FALSE(*it.options().deterministic);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// tf.data batch_test.testDeterminismConfiguration: a stage's own `deterministic` wins, unset
+// defers to Options::deterministic.
+TEST(DeterminismConfigurationTest, LocalSettingWinsAndUnsetDefersToOptions) {
+  auto make = [](std::optional<bool> local) {
+    // Element 0 is slow: a non-deterministic map lets the others overtake it.
+    return Dataset::range(20).map(
+        [](const Tensor& x) {
+          if (x.item<int64_t>() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          return x;
+        },
+        {.num_parallel_calls = 2, .deterministic = local});
+  };
+  Options nondeterministic;
+  nondeterministic.deterministic = false;
+  nondeterministic.threads = 2;
+  Options deterministic;
+  deterministic.deterministic = true;
+  deterministic.threads = 2;
+  auto first = [](const Dataset& ds, const Options& o) { return testing::ints(ds, o).front(); };
+  EXPECT_EQ(first(make(std::nullopt), deterministic), 0);
+  EXPECT_NE(first(make(std::nullopt), nondeterministic), 0);
+  EXPECT_EQ(first(make(true), nondeterministic), 0);
+  EXPECT_NE(first(make(false), deterministic), 0);
 }
 
 }  // namespace
