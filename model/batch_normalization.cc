@@ -1,0 +1,154 @@
+#include "model/batch_normalization.h"
+
+#include <cmath>
+
+#include "core/errors.h"
+#include "core/strings.h"
+
+namespace sluice {
+
+BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
+    : Layer("batch_normalization", options.name), options_(std::move(options)) {
+  if (!(options_.momentum >= 0.0f && options_.momentum <= 1.0f) || !(options_.epsilon > 0.0f)) {
+    throw InvalidArgument(str_cat("BatchNormalization needs momentum in [0, 1] and epsilon > 0, got ",
+                                  options_.momentum, " and ", options_.epsilon));
+  }
+}
+
+Shape BatchNormalization::output_shape(const Shape& input_shape) const {
+  if (input_shape.rank() < 1) {
+    throw InvalidArgument(str_cat("BatchNormalization '", name(), "' needs a channel axis"));
+  }
+  return input_shape;
+}
+
+void BatchNormalization::build_parameters(const Shape& input_shape, Random& rng) {
+  (void)rng;
+  const int64_t channels = input_shape.dim(input_shape.rank() - 1);
+  if (options_.scale) {
+    gamma_ = make_parameter("gamma", {channels});
+    gamma_.value.flat<float>().setConstant(1.0f);
+  }
+  if (options_.center) beta_ = make_parameter("beta", {channels});
+  moving_mean_ = make_parameter("moving_mean", {channels}, /*statistic=*/true);
+  moving_variance_ = make_parameter("moving_variance", {channels}, /*statistic=*/true);
+  moving_variance_.value.flat<float>().setConstant(1.0f);
+}
+
+std::vector<Parameter*> BatchNormalization::parameters() {
+  if (!built()) return {};
+  std::vector<Parameter*> params;
+  if (options_.scale) params.push_back(&gamma_);
+  if (options_.center) params.push_back(&beta_);
+  params.push_back(&moving_mean_);
+  params.push_back(&moving_variance_);
+  return params;
+}
+
+Tensor BatchNormalization::forward(const Tensor& input, bool training) {
+  prepare(input);
+  const int64_t channels = input.dim(input.rank() - 1);
+  const int64_t rows = input.num_elements() / channels;
+  const float* x = input.data<float>();
+  // A frozen layer runs in inference mode, as Keras does since TF 2.0 (fine-tuning keeps the
+  // statistics learned on the original data).
+  used_batch_statistics_ = training && trainable() && rows > 0;
+  inv_std_.assign(static_cast<size_t>(channels), 0.0f);
+  std::vector<float> mean(static_cast<size_t>(channels));
+  float* moving_mean = moving_mean_.value.data<float>();
+  float* moving_var = moving_variance_.value.data<float>();
+  if (used_batch_statistics_) {
+    // Two passes in double: the one-pass E[x²] − E[x]² loses everything for large offsets.
+    std::vector<double> sum(static_cast<size_t>(channels), 0.0);
+    std::vector<double> sq(static_cast<size_t>(channels), 0.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < channels; ++c) sum[c] += x[r * channels + c];
+    }
+    for (int64_t c = 0; c < channels; ++c) sum[c] /= double(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < channels; ++c) {
+        const double d = x[r * channels + c] - sum[c];
+        sq[c] += d * d;
+      }
+    }
+    const bool unbiased = options_.convention == BatchNormConvention::kPyTorch || input.rank() == 4;
+    const double bessel = unbiased && rows > 1 ? double(rows) / double(rows - 1) : 1.0;
+    // Both conventions as new = old·keep + batch·(1 − keep).
+    const double keep = options_.convention == BatchNormConvention::kKeras
+                            ? options_.momentum
+                            : 1.0 - double(options_.momentum);
+    for (int64_t c = 0; c < channels; ++c) {
+      const double var = sq[c] / double(rows);
+      mean[c] = static_cast<float>(sum[c]);
+      inv_std_[c] = static_cast<float>(1.0 / std::sqrt(var + double(options_.epsilon)));
+      moving_mean[c] = static_cast<float>(moving_mean[c] * keep + sum[c] * (1.0 - keep));
+      moving_var[c] = static_cast<float>(moving_var[c] * keep + var * bessel * (1.0 - keep));
+    }
+  } else {
+    for (int64_t c = 0; c < channels; ++c) {
+      mean[c] = moving_mean[c];
+      inv_std_[c] = 1.0f / std::sqrt(moving_var[c] + options_.epsilon);
+    }
+  }
+  Tensor output(DType::kFloat32, input.shape());
+  normalized_ = Tensor(DType::kFloat32, input.shape());
+  float* xhat = normalized_.data<float>();
+  float* y = output.data<float>();
+  const float* gamma = options_.scale ? gamma_.value.data<float>() : nullptr;
+  const float* beta = options_.center ? beta_.value.data<float>() : nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t i = r * channels + c;
+      xhat[i] = (x[i] - mean[c]) * inv_std_[c];
+      y[i] = xhat[i] * (gamma ? gamma[c] : 1.0f) + (beta ? beta[c] : 0.0f);
+    }
+  }
+  return output;
+}
+
+Tensor BatchNormalization::backward(const Tensor& grad_output) {
+  if (grad_output.shape() != normalized_.shape()) {
+    throw InvalidArgument(str_cat("BatchNormalization '", name(), "' backward: gradient of shape ",
+                                  grad_output.shape().to_string(), " for an output of shape ",
+                                  normalized_.shape().to_string()));
+  }
+  const int64_t channels = static_cast<int64_t>(inv_std_.size());
+  const int64_t rows = grad_output.num_elements() / channels;
+  const float* g = grad_output.data<float>();
+  const float* xhat = normalized_.data<float>();
+  std::vector<double> sum_g(static_cast<size_t>(channels), 0.0);
+  std::vector<double> sum_g_xhat(static_cast<size_t>(channels), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t i = r * channels + c;
+      sum_g[c] += g[i];
+      sum_g_xhat[c] += double{g[i]} * xhat[i];
+    }
+  }
+  if (options_.scale) {
+    float* dgamma = gamma_.gradient.data<float>();
+    for (int64_t c = 0; c < channels; ++c) dgamma[c] = static_cast<float>(sum_g_xhat[c]);
+  }
+  if (options_.center) {
+    float* dbeta = beta_.gradient.data<float>();
+    for (int64_t c = 0; c < channels; ++c) dbeta[c] = static_cast<float>(sum_g[c]);
+  }
+  Tensor grad_input(DType::kFloat32, grad_output.shape());
+  float* dx = grad_input.data<float>();
+  const float* gamma = options_.scale ? gamma_.value.data<float>() : nullptr;
+  for (int64_t c = 0; c < channels; ++c) {
+    // With batch statistics the mean and variance depend on x too:
+    // dx = γ·inv_std·(g − mean(g) − x̂·mean(g·x̂)).
+    const float scale = (gamma ? gamma[c] : 1.0f) * inv_std_[c];
+    const float mean_g = used_batch_statistics_ ? static_cast<float>(sum_g[c] / double(rows)) : 0.0f;
+    const float mean_gx =
+        used_batch_statistics_ ? static_cast<float>(sum_g_xhat[c] / double(rows)) : 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r * channels + c;
+      dx[i] = scale * (g[i] - mean_g - xhat[i] * mean_gx);
+    }
+  }
+  return grad_input;
+}
+
+}  // namespace sluice

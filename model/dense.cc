@@ -1,0 +1,95 @@
+#include "model/dense.h"
+
+#include "core/errors.h"
+#include "core/strings.h"
+#include "model/gemm.h"
+
+namespace sluice {
+
+Dense::Dense(int64_t units, DenseOptions options)
+    : Layer("dense", options.name), units_(units), options_(std::move(options)) {
+  if (units <= 0) throw InvalidArgument(str_cat("Dense units must be positive, got ", units));
+}
+
+Shape Dense::output_shape(const Shape& input_shape) const {
+  if (input_shape.rank() < 1 || input_shape.dim(input_shape.rank() - 1) == 0) {
+    throw InvalidArgument(str_cat("Dense '", name(), "' needs inputs with a non-empty last axis, got ",
+                                  input_shape.to_string()));
+  }
+  Shape out = input_shape;
+  out.set_dim(out.rank() - 1, units_);
+  return out;
+}
+
+void Dense::build_parameters(const Shape& input_shape, Random& rng) {
+  const int64_t in = input_shape.dim(input_shape.rank() - 1);
+  kernel_ = make_parameter("kernel", {in, units_});
+  kernel_.l2 = options_.kernel_regularizer_l2;
+  Random kernel_rng = rng.split(0);
+  initialize(options_.kernel_initializer, kernel_.value, kernel_rng);
+  if (options_.use_bias) {
+    bias_ = make_parameter("bias", {units_});
+    Random bias_rng = rng.split(1);
+    initialize(options_.bias_initializer, bias_.value, bias_rng);
+  }
+}
+
+std::vector<Parameter*> Dense::parameters() {
+  if (!built()) return {};
+  if (options_.use_bias) return {&kernel_, &bias_};
+  return {&kernel_};
+}
+
+Tensor Dense::forward(const Tensor& input, bool training) {
+  (void)training;
+  prepare(input);
+  const int64_t in = kernel_.value.dim(0);
+  const int64_t rows = input.num_elements() / in;
+  Shape out_shape = input.shape();
+  out_shape.set_dim(out_shape.rank() - 1, units_);
+  Tensor output(DType::kFloat32, out_shape);
+  float* y = output.data<float>();
+  internal::gemm(false, false, rows, units_, in, input.data<float>(), kernel_.value.data<float>(), y,
+                 /*accumulate=*/false, /*parallel=*/true);
+  if (options_.use_bias) {
+    const float* b = bias_.value.data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = y + r * units_;
+      for (int64_t j = 0; j < units_; ++j) row[j] += b[j];
+    }
+  }
+  activation_forward(options_.activation, output.values<float>(), units_, output.values<float>());
+  input_ = input;
+  output_ = output;
+  return output;
+}
+
+Tensor Dense::backward(const Tensor& grad_output) {
+  if (grad_output.shape() != output_.shape()) {
+    throw InvalidArgument(str_cat("Dense '", name(), "' backward: gradient of shape ",
+                                  grad_output.shape().to_string(), " for an output of shape ",
+                                  output_.shape().to_string()));
+  }
+  const int64_t in = kernel_.value.dim(0);
+  const int64_t rows = output_.num_elements() / units_;
+  Tensor dz(DType::kFloat32, output_.shape());
+  activation_backward(options_.activation, output_.values<float>(), grad_output.values<float>(),
+                      units_, dz.values<float>());
+  const float* g = dz.data<float>();
+  // dW = xᵀ · dz, db = Σ_rows dz, dx = dz · Wᵀ.
+  internal::gemm(true, false, in, units_, rows, input_.data<float>(), g,
+                 kernel_.gradient.data<float>(), false, true);
+  if (options_.use_bias) {
+    float* db = bias_.gradient.data<float>();
+    std::fill(db, db + units_, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < units_; ++j) db[j] += g[r * units_ + j];
+    }
+  }
+  Tensor grad_input(DType::kFloat32, input_.shape());
+  internal::gemm(false, true, rows, in, units_, g, kernel_.value.data<float>(),
+                 grad_input.data<float>(), false, true);
+  return grad_input;
+}
+
+}  // namespace sluice

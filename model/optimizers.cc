@@ -1,0 +1,206 @@
+#include "model/optimizers.h"
+
+#include <cmath>
+#include <numbers>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/strings.h"
+
+namespace sluice {
+namespace {
+
+class ExponentialDecay final : public LearningRateSchedule {
+ public:
+  ExponentialDecay(float initial, int64_t steps, float rate, bool staircase)
+      : initial_(initial), steps_(steps), rate_(rate), staircase_(staircase) {}
+  float operator()(int64_t step) const override {
+    double p = double(step) / double(steps_);
+    if (staircase_) p = std::floor(p);
+    return static_cast<float>(initial_ * std::pow(double(rate_), p));
+  }
+
+ private:
+  float initial_;
+  int64_t steps_;
+  float rate_;
+  bool staircase_;
+};
+
+class CosineDecay final : public LearningRateSchedule {
+ public:
+  CosineDecay(float initial, int64_t steps, float alpha)
+      : initial_(initial), steps_(steps), alpha_(alpha) {}
+  float operator()(int64_t step) const override {
+    const double p = double(std::min(step, steps_)) / double(steps_);
+    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * p));
+    return static_cast<float>(initial_ * ((1.0 - alpha_) * cosine + alpha_));
+  }
+
+ private:
+  float initial_;
+  int64_t steps_;
+  float alpha_;
+};
+
+}  // namespace
+
+std::shared_ptr<const LearningRateSchedule> exponential_decay(float initial_learning_rate,
+                                                              int64_t decay_steps,
+                                                              float decay_rate, bool staircase) {
+  if (decay_steps <= 0) throw InvalidArgument("exponential_decay: decay_steps must be positive");
+  return std::make_shared<ExponentialDecay>(initial_learning_rate, decay_steps, decay_rate,
+                                            staircase);
+}
+
+std::shared_ptr<const LearningRateSchedule> cosine_decay(float initial_learning_rate,
+                                                         int64_t decay_steps, float alpha) {
+  if (decay_steps <= 0) throw InvalidArgument("cosine_decay: decay_steps must be positive");
+  return std::make_shared<CosineDecay>(initial_learning_rate, decay_steps, alpha);
+}
+
+void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters) {
+  const float lr = learning_rate_.at(iterations_);
+  const int64_t step = iterations_ + 1;
+  const std::vector<std::string> names = slot_names();
+  std::vector<std::span<float>> slots(names.size());
+  for (Parameter* p : parameters) {
+    if (!p->trainable) continue;
+    if (p->path.empty()) throw InvalidArgument("apply_gradients: a parameter has no path");
+    if (p->gradient.shape() != p->value.shape()) {
+      throw InvalidArgument(str_cat("apply_gradients: gradient ", p->gradient.shape().to_string(),
+                                    " for parameter '", p->path, "' of shape ",
+                                    p->value.shape().to_string()));
+    }
+    for (size_t s = 0; s < names.size(); ++s) {
+      const std::string key = str_cat(p->path, "/", names[s]);
+      auto it = slots_.find(key);
+      if (it == slots_.end()) {
+        it = slots_.emplace(key, Tensor(DType::kFloat32, p->value.shape())).first;
+      } else if (it->second.shape() != p->value.shape() ||
+                 it->second.dtype() != DType::kFloat32) {
+        throw InvalidArgument(str_cat(name(), " slot '", key, "' has shape ",
+                                      it->second.shape().to_string(), ", the parameter ",
+                                      p->value.shape().to_string()));
+      }
+      slots[s] = it->second.values<float>();
+    }
+    update(lr, step, p->value.values<float>(), std::as_const(p->gradient).values<float>(), slots);
+  }
+  ++iterations_;
+}
+
+std::map<std::string, Tensor> Optimizer::state() const {
+  std::map<std::string, Tensor> out;
+  out.emplace("iterations", Tensor::scalar<int64_t>(iterations_));
+  for (const auto& [key, slot] : slots_) out.emplace(key, slot.clone());
+  return out;
+}
+
+void Optimizer::load_state(const std::map<std::string, Tensor>& state) {
+  auto it = state.find("iterations");
+  if (it == state.end() || it->second.dtype() != DType::kInt64 ||
+      it->second.num_elements() != 1) {
+    throw InvalidArgument(str_cat(name(), " state needs an int64 scalar 'iterations'"));
+  }
+  std::map<std::string, Tensor> slots;
+  for (const auto& [key, tensor] : state) {
+    if (key == "iterations") continue;
+    if (tensor.dtype() != DType::kFloat32) {
+      throw InvalidArgument(str_cat(name(), " slot '", key, "' must be float32"));
+    }
+    slots.emplace(key, tensor.clone());
+  }
+  iterations_ = it->second.item<int64_t>();
+  slots_ = std::move(slots);
+}
+
+SGD::SGD(SGDOptions options) : Optimizer(options.learning_rate), options_(options) {
+  if (options.momentum < 0.0f || options.momentum > 1.0f) {
+    throw InvalidArgument(str_cat("SGD momentum must be in [0, 1], got ", options.momentum));
+  }
+}
+
+std::vector<std::string> SGD::slot_names() const {
+  if (options_.momentum == 0.0f) return {};
+  return {"momentum"};
+}
+
+void SGD::update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+                 std::vector<std::span<float>>& slots) {
+  (void)step;
+  const size_t n = value.size();
+  if (slots.empty()) {
+    for (size_t i = 0; i < n; ++i) value[i] -= lr * grad[i];
+    return;
+  }
+  const float m = options_.momentum;
+  std::span<float> velocity = slots[0];
+  for (size_t i = 0; i < n; ++i) {
+    velocity[i] = m * velocity[i] - lr * grad[i];
+    value[i] += options_.nesterov ? m * velocity[i] - lr * grad[i] : velocity[i];
+  }
+}
+
+Adam::Adam(AdamOptions options) : Optimizer(options.learning_rate), options_(options) {}
+
+std::vector<std::string> Adam::slot_names() const { return {"m", "v"}; }
+
+void Adam::update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+                  std::vector<std::span<float>>& slots) {
+  const double b1 = options_.beta_1, b2 = options_.beta_2;
+  const double correction1 = 1.0 - std::pow(b1, double(step));
+  const double correction2 = 1.0 - std::pow(b2, double(step));
+  const float alpha = static_cast<float>(lr * std::sqrt(correction2) / correction1);
+  // PyTorch's ε on sqrt(v̂) equals ε·sqrt(1 − β2^t) on sqrt(v) in this form.
+  const float eps = options_.epsilon_on_corrected
+                        ? static_cast<float>(options_.epsilon * std::sqrt(correction2))
+                        : options_.epsilon;
+  const float one_minus_b1 = static_cast<float>(1.0 - b1);
+  const float one_minus_b2 = static_cast<float>(1.0 - b2);
+  std::span<float> m = slots[0];
+  std::span<float> v = slots[1];
+  for (size_t i = 0; i < value.size(); ++i) {
+    const float g = grad[i];
+    m[i] += (g - m[i]) * one_minus_b1;
+    v[i] += (g * g - v[i]) * one_minus_b2;
+    value[i] -= alpha * m[i] / (std::sqrt(v[i]) + eps);
+  }
+}
+
+RMSprop::RMSprop(RMSpropOptions options) : Optimizer(options.learning_rate), options_(options) {}
+
+std::vector<std::string> RMSprop::slot_names() const {
+  std::vector<std::string> names = {"rms"};
+  if (options_.momentum > 0.0f) names.push_back("momentum");
+  if (options_.centered) names.push_back("mg");
+  return names;
+}
+
+void RMSprop::update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+                     std::vector<std::span<float>>& slots) {
+  (void)step;
+  const float rho = options_.rho;
+  std::span<float> ms = slots[0];
+  const bool use_momentum = options_.momentum > 0.0f;
+  std::span<float> mom = use_momentum ? slots[1] : std::span<float>();
+  std::span<float> mg = options_.centered ? slots[use_momentum ? 2 : 1] : std::span<float>();
+  for (size_t i = 0; i < value.size(); ++i) {
+    const float g = grad[i];
+    ms[i] = rho * ms[i] + (1.0f - rho) * g * g;
+    float denominator = ms[i];
+    if (options_.centered) {
+      mg[i] = rho * mg[i] + (1.0f - rho) * g;
+      denominator -= mg[i] * mg[i];
+    }
+    const float increment = lr * g / std::sqrt(denominator + options_.epsilon);
+    if (use_momentum) {
+      mom[i] = options_.momentum * mom[i] + increment;
+      value[i] -= mom[i];
+    } else {
+      value[i] -= increment;
+    }
+  }
+}
+
+}  // namespace sluice

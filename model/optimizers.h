@@ -1,0 +1,150 @@
+// Optimizers with Keras' update rules: SGD (momentum, nesterov), Adam (ε added to the
+// un-corrected sqrt(v), Keras/TF2 ε 1e-7 or TF1 AdamOptimizer's 1e-8), RMSprop. Learning rates
+// are constant or scheduled by iteration (0-based step of the update being applied). Slots are
+// keyed by Parameter::path and exposed with the iteration count as named tensors for checkpoints.
+// Only trainable parameters are updated. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/layer.h"
+
+namespace sluice {
+
+// lr(step) schedules, as keras.optimizers.schedules.
+class LearningRateSchedule {
+ public:
+  virtual ~LearningRateSchedule() = default;
+  virtual float operator()(int64_t step) const = 0;
+};
+
+// initial · rate^(step / decay_steps), the exponent floored when `staircase`.
+std::shared_ptr<const LearningRateSchedule> exponential_decay(float initial_learning_rate,
+                                                              int64_t decay_steps,
+                                                              float decay_rate,
+                                                              bool staircase = false);
+// initial · ((1 − alpha)·0.5·(1 + cos(π·min(step, decay_steps)/decay_steps)) + alpha).
+std::shared_ptr<const LearningRateSchedule> cosine_decay(float initial_learning_rate,
+                                                         int64_t decay_steps, float alpha = 0.0f);
+
+// A constant or a schedule; converts from a float.
+class LearningRate {
+ public:
+  LearningRate(float constant) : constant_(constant) {}  // NOLINT: implicit, as Keras' floats.
+  LearningRate(std::shared_ptr<const LearningRateSchedule> schedule)  // NOLINT
+      : schedule_(std::move(schedule)) {}
+  float at(int64_t step) const { return schedule_ ? (*schedule_)(step) : constant_; }
+
+ private:
+  float constant_ = 0.0f;
+  std::shared_ptr<const LearningRateSchedule> schedule_;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual std::string_view name() const = 0;  // "SGD", "Adam", "RMSprop": the state key prefix.
+
+  // One update of every trainable parameter from its gradient, then iterations() + 1.
+  // Throws InvalidArgument for a parameter without a path or whose slot shape disagrees.
+  void apply_gradients(const std::vector<Parameter*>& parameters);
+
+  int64_t iterations() const { return iterations_; }
+  // The rate the next update will use.
+  float current_learning_rate() const { return learning_rate_.at(iterations_); }
+
+  // "iterations" (int64 scalar) and "<parameter path>/<slot>" (e.g. "dense/kernel/m"); copies.
+  std::map<std::string, Tensor> state() const;
+  // Restores a state() map. Slots are checked against the parameters when next applied.
+  void load_state(const std::map<std::string, Tensor>& state);
+
+ protected:
+  explicit Optimizer(LearningRate learning_rate) : learning_rate_(std::move(learning_rate)) {}
+  // The slot names this optimizer keeps per parameter ("momentum", "m", "v", ...).
+  virtual std::vector<std::string> slot_names() const = 0;
+  // Updates `value` in place; `slots` follow slot_names(); `step` is 1-based.
+  virtual void update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+                      std::vector<std::span<float>>& slots) = 0;
+
+ private:
+  LearningRate learning_rate_;
+  int64_t iterations_ = 0;
+  std::map<std::string, Tensor> slots_;
+};
+
+struct SGDOptions {
+  LearningRate learning_rate = 0.01f;
+  float momentum = 0.0f;
+  bool nesterov = false;
+};
+
+// velocity = momentum·velocity − lr·g; w += velocity (nesterov: w += momentum·velocity − lr·g).
+class SGD final : public Optimizer {
+ public:
+  explicit SGD(SGDOptions options = {});
+  std::string_view name() const override { return "SGD"; }
+
+ private:
+  std::vector<std::string> slot_names() const override;
+  void update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+              std::vector<std::span<float>>& slots) override;
+  SGDOptions options_;
+};
+
+struct AdamOptions {
+  LearningRate learning_rate = 0.001f;
+  float beta_1 = 0.9f;
+  float beta_2 = 0.999f;
+  float epsilon = 1e-7f;
+  // PyTorch's placement: ε added to the bias-corrected sqrt(v̂) instead of the raw sqrt(v).
+  bool epsilon_on_corrected = false;
+
+  // tf.compat.v1.train.AdamOptimizer: the same update with ε = 1e-8.
+  static AdamOptions tf1() { return {.epsilon = 1e-8f}; }
+  // torch.optim.Adam defaults.
+  static AdamOptions pytorch() { return {.epsilon = 1e-8f, .epsilon_on_corrected = true}; }
+};
+
+// m += (g − m)(1 − β1); v += (g² − v)(1 − β2); α = lr·sqrt(1 − β2^t)/(1 − β1^t);
+// θ −= α·m/(sqrt(v) + ε).
+class Adam final : public Optimizer {
+ public:
+  explicit Adam(AdamOptions options = {});
+  std::string_view name() const override { return "Adam"; }
+
+ private:
+  std::vector<std::string> slot_names() const override;
+  void update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+              std::vector<std::span<float>>& slots) override;
+  AdamOptions options_;
+};
+
+struct RMSpropOptions {
+  LearningRate learning_rate = 0.001f;
+  float rho = 0.9f;
+  float momentum = 0.0f;
+  float epsilon = 1e-7f;
+  bool centered = false;
+};
+
+// ms = ρ·ms + (1 − ρ)·g²; (centered: mg = ρ·mg + (1 − ρ)·g, denominator ms − mg²);
+// step = lr·g/sqrt(denominator + ε); with momentum: mom = momentum·mom + step; θ −= mom.
+class RMSprop final : public Optimizer {
+ public:
+  explicit RMSprop(RMSpropOptions options = {});
+  std::string_view name() const override { return "RMSprop"; }
+
+ private:
+  std::vector<std::string> slot_names() const override;
+  void update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
+              std::vector<std::span<float>>& slots) override;
+  RMSpropOptions options_;
+};
+
+}  // namespace sluice

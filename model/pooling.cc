@@ -1,0 +1,198 @@
+#include "model/pooling.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/strings.h"
+
+namespace sluice {
+
+Pooling2D::Pooling2D(bool max, std::string default_name, Size2D pool_size, Pool2DOptions options)
+    : Layer(std::move(default_name), options.name),
+      max_(max),
+      pool_size_(pool_size),
+      strides_(options.strides.value_or(pool_size)),
+      padding_(options.padding) {
+  if (pool_size.height <= 0 || pool_size.width <= 0 || strides_.height <= 0 ||
+      strides_.width <= 0) {
+    throw InvalidArgument("pooling needs a positive pool size and strides");
+  }
+}
+
+Shape Pooling2D::output_shape(const Shape& input_shape) const {
+  if (input_shape.rank() != 3) {
+    throw InvalidArgument(str_cat(class_name(), " '", name(),
+                                  "' takes [height, width, channels] images, got ",
+                                  input_shape.to_string()));
+  }
+  const WindowGeometry y =
+      window_geometry(input_shape.dim(0), pool_size_.height, strides_.height, padding_);
+  const WindowGeometry x =
+      window_geometry(input_shape.dim(1), pool_size_.width, strides_.width, padding_);
+  if (y.output <= 0 || x.output <= 0) {
+    throw InvalidArgument(str_cat(class_name(), " '", name(), "': pool ", pool_size_.height, "x",
+                                  pool_size_.width, " does not fit inputs of shape ",
+                                  input_shape.to_string()));
+  }
+  return {y.output, x.output, input_shape.dim(2)};
+}
+
+Tensor Pooling2D::forward(const Tensor& input, bool training) {
+  (void)training;
+  prepare(input);
+  const int64_t batch = input.dim(0), h = input.dim(1), w = input.dim(2), c = input.dim(3);
+  const WindowGeometry gy = window_geometry(h, pool_size_.height, strides_.height, padding_);
+  const WindowGeometry gx = window_geometry(w, pool_size_.width, strides_.width, padding_);
+  const int64_t oh = gy.output, ow = gx.output;
+  Tensor output(DType::kFloat32, {batch, oh, ow, c});
+  if (max_) argmax_.assign(static_cast<size_t>(output.num_elements()), 0);
+  const float* x = input.data<float>();
+  float* y = output.data<float>();
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
+    for (int64_t n = range.begin(); n != range.end(); ++n) {
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const int64_t y0 = std::max<int64_t>(0, oy * strides_.height - gy.pad_before);
+        const int64_t y1 = std::min(h, oy * strides_.height - gy.pad_before + pool_size_.height);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t x0 = std::max<int64_t>(0, ox * strides_.width - gx.pad_before);
+          const int64_t x1 = std::min(w, ox * strides_.width - gx.pad_before + pool_size_.width);
+          const int64_t out_base = ((n * oh + oy) * ow + ox) * c;
+          float* out = y + out_base;
+          if (max_) {
+            int64_t* arg = argmax_.data() + out_base;
+            const int64_t first = ((n * h + y0) * w + x0) * c;
+            for (int64_t ch = 0; ch < c; ++ch) {
+              out[ch] = x[first + ch];
+              arg[ch] = first + ch;
+            }
+            for (int64_t iy = y0; iy < y1; ++iy) {
+              for (int64_t ix = x0; ix < x1; ++ix) {
+                const int64_t base = ((n * h + iy) * w + ix) * c;
+                for (int64_t ch = 0; ch < c; ++ch) {
+                  // Strictly greater keeps the first maximum; a NaN wins so that it propagates.
+                  const float v = x[base + ch];
+                  if (v > out[ch] || (v != v && out[ch] == out[ch])) {
+                    out[ch] = v;
+                    arg[ch] = base + ch;
+                  }
+                }
+              }
+            }
+          } else {
+            std::fill(out, out + c, 0.0f);
+            for (int64_t iy = y0; iy < y1; ++iy) {
+              for (int64_t ix = x0; ix < x1; ++ix) {
+                const float* in = x + ((n * h + iy) * w + ix) * c;
+                for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
+              }
+            }
+            const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
+            for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
+          }
+        }
+      }
+    }
+  });
+  batch_input_shape_ = input.shape();
+  batch_output_shape_ = output.shape();
+  return output;
+}
+
+Tensor Pooling2D::backward(const Tensor& grad_output) {
+  if (grad_output.shape() != batch_output_shape_) {
+    throw InvalidArgument(str_cat(class_name(), " '", name(), "' backward: gradient of shape ",
+                                  grad_output.shape().to_string(), " for an output of shape ",
+                                  batch_output_shape_.to_string()));
+  }
+  Tensor grad_input(DType::kFloat32, batch_input_shape_);
+  const float* g = grad_output.data<float>();
+  float* dx = grad_input.data<float>();
+  const int64_t total = grad_output.num_elements();
+  if (max_) {
+    // Windows may overlap (strides < pool size), so this scatter stays serial.
+    for (int64_t i = 0; i < total; ++i) dx[argmax_[static_cast<size_t>(i)]] += g[i];
+    return grad_input;
+  }
+  const int64_t batch = batch_input_shape_.dim(0), h = batch_input_shape_.dim(1),
+                w = batch_input_shape_.dim(2), c = batch_input_shape_.dim(3);
+  const WindowGeometry gy = window_geometry(h, pool_size_.height, strides_.height, padding_);
+  const WindowGeometry gx = window_geometry(w, pool_size_.width, strides_.width, padding_);
+  const int64_t oh = gy.output, ow = gx.output;
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
+    for (int64_t n = range.begin(); n != range.end(); ++n) {
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const int64_t y0 = std::max<int64_t>(0, oy * strides_.height - gy.pad_before);
+        const int64_t y1 = std::min(h, oy * strides_.height - gy.pad_before + pool_size_.height);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t x0 = std::max<int64_t>(0, ox * strides_.width - gx.pad_before);
+          const int64_t x1 = std::min(w, ox * strides_.width - gx.pad_before + pool_size_.width);
+          const float* go = g + ((n * oh + oy) * ow + ox) * c;
+          const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
+          for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              float* d = dx + ((n * h + iy) * w + ix) * c;
+              for (int64_t ch = 0; ch < c; ++ch) d[ch] += go[ch] * inv;
+            }
+          }
+        }
+      }
+    }
+  });
+  return grad_input;
+}
+
+Shape GlobalAveragePooling2D::output_shape(const Shape& input_shape) const {
+  if (input_shape.rank() != 3) {
+    throw InvalidArgument(str_cat("GlobalAveragePooling2D '", name(),
+                                  "' takes [height, width, channels] images, got ",
+                                  input_shape.to_string()));
+  }
+  return {input_shape.dim(2)};
+}
+
+Tensor GlobalAveragePooling2D::forward(const Tensor& input, bool training) {
+  (void)training;
+  prepare(input);
+  const int64_t batch = input.dim(0), pixels = input.dim(1) * input.dim(2), c = input.dim(3);
+  Tensor output(DType::kFloat32, {batch, c});
+  const float* x = input.data<float>();
+  float* y = output.data<float>();
+  const float inv = pixels > 0 ? 1.0f / static_cast<float>(pixels) : 0.0f;
+  for (int64_t n = 0; n < batch; ++n) {
+    float* out = y + n * c;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const float* in = x + (n * pixels + p) * c;
+      for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
+    }
+    for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
+  }
+  batch_input_shape_ = input.shape();
+  return output;
+}
+
+Tensor GlobalAveragePooling2D::backward(const Tensor& grad_output) {
+  const int64_t batch = batch_input_shape_.dim(0);
+  const int64_t pixels = batch_input_shape_.dim(1) * batch_input_shape_.dim(2);
+  const int64_t c = batch_input_shape_.dim(3);
+  if (grad_output.shape() != Shape({batch, c})) {
+    throw InvalidArgument(str_cat("GlobalAveragePooling2D '", name(), "' backward: gradient of shape ",
+                                  grad_output.shape().to_string(), ", expected [", batch, ", ", c,
+                                  "]"));
+  }
+  Tensor grad_input(DType::kFloat32, batch_input_shape_);
+  const float* g = grad_output.data<float>();
+  float* dx = grad_input.data<float>();
+  const float inv = pixels > 0 ? 1.0f / static_cast<float>(pixels) : 0.0f;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t p = 0; p < pixels; ++p) {
+      float* d = dx + (n * pixels + p) * c;
+      for (int64_t ch = 0; ch < c; ++ch) d[ch] = g[n * c + ch] * inv;
+    }
+  }
+  return grad_input;
+}
+
+}  // namespace sluice

@@ -1,0 +1,69 @@
+// Sequential: naming, presets' parameter counts, summary(), freezing, errors.
+#include <gtest/gtest.h>
+
+#include "model/conv2d.h"
+#include "model/dense.h"
+#include "model/presets.h"
+#include "model/sequential.h"
+
+namespace sluice {
+namespace {
+
+TEST(SequentialTest, FashionCnnCountsAndNames) {
+  Sequential m = make_preset("fashion-cnn", 1);
+  EXPECT_EQ(m.get_layer("conv2d").count_params(), 260);
+  EXPECT_EQ(m.get_layer("conv2d_1").count_params(), 5020);
+  EXPECT_EQ(m.get_layer("dense").count_params(), 16050);
+  EXPECT_EQ(m.get_layer("dense_1").count_params(), 510);
+  EXPECT_EQ(m.get_layer("batch_normalization").count_params(), 40);
+  EXPECT_EQ(m.get_layer("batch_normalization_1").count_params(), 80);
+  EXPECT_EQ(m.count_params(), 260 + 5020 + 16050 + 510 + 40 + 80);
+  EXPECT_EQ(m.count_trainable_params(), m.count_params() - 60);
+  EXPECT_EQ(m.output_shape(), Shape({10}));
+  const std::string s = m.summary();
+  EXPECT_NE(s.find(" conv2d (Conv2D)             (None, 24, 24, 10)        260"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("Total params: 21,960"), std::string::npos) << s;
+  EXPECT_NE(s.find("Trainable params: 21,900"), std::string::npos) << s;
+  EXPECT_NE(s.find("Non-trainable params: 60"), std::string::npos) << s;
+  EXPECT_EQ(preset_loss_name("fashion-cnn"), "nll_loss");
+}
+
+TEST(SequentialTest, OtherPresets) {
+  EXPECT_EQ(make_preset("estimator-convnet").count_params(), 93322);
+  EXPECT_EQ(make_preset("cats-dogs-cnn").count_params(),
+            896 + 18496 + 73856 + 32768 * 256 + 256 + 256 * 128 + 128 + 129);
+  Sequential tpu = make_preset("tpu-guide-cnn");
+  EXPECT_EQ(tpu.count_params(), 2560 + 590080 + 147456 * 256 + 256 + 32896 + 1290);
+  EXPECT_EQ(tpu.get_layer("dense_2").parameters()[0]->l2, 1e-5f);
+  EXPECT_TRUE(preset_from_logits("tpu-guide-cnn"));
+  try {
+    make_preset("resnet");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("fashion-cnn"), std::string::npos);
+  }
+}
+
+TEST(SequentialTest, SameSeedSameWeightsAndFreezing) {
+  Sequential a = make_preset("fashion-cnn", 5);
+  Sequential b = make_preset("fashion-cnn", 5);
+  auto pa = a.parameters(), pb = b.parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(pa[i]->value.equals(pb[i]->value));
+  a.get_layer("conv2d").set_trainable(false);
+  EXPECT_EQ(a.count_trainable_params(), 21900 - 260);
+  Sequential m;
+  m.add(Input({4}));
+  m.add(std::make_unique<Dense>(3, DenseOptions{.name = "hidden"}));
+  EXPECT_THROW(m.add(std::make_unique<Dense>(2, DenseOptions{.name = "hidden"})), InvalidArgument);
+  m.add(std::make_unique<Dense>(2));
+  m.build(0);
+  EXPECT_EQ(m.layer(1).name(), "dense");
+  const Tensor y = m.forward(Tensor(DType::kFloat32, {5, 4}), true);
+  EXPECT_EQ(y.shape(), Shape({5, 2}));
+  EXPECT_EQ(m.backward(y).shape(), Shape({5, 4}));
+}
+
+}  // namespace
+}  // namespace sluice
