@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "graph/selecting_stage.h"
+
 namespace sluice {
 namespace {
 
@@ -74,39 +76,24 @@ class IgnoreErrorsNode final : public PlanNodeOf<IgnoreErrorsNode> {
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
-    class It final : public StageIterator {
+    class It final : public SelectingIterator {
      public:
       It(StageStats* stats, Input input, bool log_warning)
-          : StageIterator(stats), input_(std::move(input)), log_warning_(log_warning) {}
+          : SelectingIterator(stats, std::move(input)), log_warning_(log_warning) {}
 
      protected:
-      bool next_internal(Chunk& out, size_t max) override {
-        const size_t before = out.size();
-        while (out.size() == before) {
-          if (!input_.next(out, max)) return false;
-          size_t kept = before;
-          int64_t dropped = 0;
-          for (size_t i = before; i < out.size(); ++i) {
-            if (!out[i].ok()) {
-              if (log_warning_) {
-                std::fprintf(stderr, "ignore_errors: skipping an element: %s\n",
-                             error_message(out[i].error).c_str());
-              }
-              ++dropped;
-              continue;
-            }
-            if (kept != i) out[kept] = std::move(out[i]);
-            ++kept;
-          }
-          out.resize(kept);
-          // Reported as this stage's errors: what it skipped.
-          stats().errors.fetch_add(dropped, std::memory_order_relaxed);
+      bool keep(Item& item) override {
+        if (item.ok()) return true;
+        if (log_warning_) {
+          std::fprintf(stderr, "ignore_errors: skipping an element: %s\n",
+                       error_message(item.error).c_str());
         }
-        return true;
+        // Reported as this stage's errors: what it skipped.
+        stats().errors.fetch_add(1, std::memory_order_relaxed);
+        return false;
       }
 
      private:
-      Input input_;
       bool log_warning_;
     };
     StageStats* stats = ctx.stats_for(path, name(), false);

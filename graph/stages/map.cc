@@ -3,6 +3,7 @@
 #include "core/strings.h"
 #include "graph/async_stage.h"
 #include "graph/batching.h"
+#include "graph/selecting_stage.h"
 
 namespace sluice {
 namespace {
@@ -84,30 +85,13 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
-    class It final : public StageIterator {
+    class It final : public SelectingIterator {
      public:
       It(StageStats* stats, Input input, const Predicate& predicate)
-          : StageIterator(stats), input_(std::move(input)), predicate_(predicate) {}
+          : SelectingIterator(stats, std::move(input)), predicate_(predicate) {}
 
      protected:
-      bool next_internal(Chunk& out, size_t max) override {
-        const size_t before = out.size();
-        while (out.size() == before) {
-          if (!input_.next(out, max)) return false;
-          size_t kept = before;
-          for (size_t i = before; i < out.size(); ++i) {
-            if (keep(out[i])) {
-              if (kept != i) out[kept] = std::move(out[i]);
-              ++kept;
-            }
-          }
-          out.resize(kept);
-        }
-        return true;
-      }
-
-     private:
-      bool keep(Item& item) {
+      bool keep(Item& item) override {
         const int64_t index = index_++;
         if (!item.ok()) return true;
         try {
@@ -119,7 +103,7 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
         }
       }
 
-      Input input_;
+     private:
       const Predicate& predicate_;
       int64_t index_ = 0;
     };

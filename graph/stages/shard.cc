@@ -1,6 +1,7 @@
 #include "graph/stages/shard.h"
 
 #include "core/strings.h"
+#include "graph/selecting_stage.h"
 
 namespace sluice {
 namespace {
@@ -18,34 +19,21 @@ class ShardNode final : public PlanNodeOf<ShardNode> {
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
-    class It final : public StageIterator {
+    class It final : public SelectingIterator {
      public:
       It(StageStats* stats, Input input, int64_t num_shards, int64_t index)
-          : StageIterator(stats), input_(std::move(input)), num_shards_(num_shards), index_(index) {}
+          : SelectingIterator(stats, std::move(input)), num_shards_(num_shards), index_(index) {}
 
      protected:
-      bool next_internal(Chunk& out, size_t max) override {
-        const size_t before = out.size();
-        while (out.size() == before) {
-          const size_t want = static_cast<size_t>(std::min<int64_t>(
-              static_cast<int64_t>(max) * num_shards_, int64_t{1} << 16));
-          if (!input_.next(out, want)) return false;
-          size_t kept = before;
-          for (size_t i = before; i < out.size(); ++i) {
-            bool keep = true;
-            if (out[i].ok()) keep = (position_++ % num_shards_) == index_;
-            if (keep) {
-              if (kept != i) out[kept] = std::move(out[i]);
-              ++kept;
-            }
-          }
-          out.resize(kept);
-        }
-        return true;
+      bool keep(Item& item) override {
+        return !item.ok() || (position_++ % num_shards_) == index_;
+      }
+      size_t pull_size(size_t max) const override {
+        return static_cast<size_t>(
+            std::min<int64_t>(static_cast<int64_t>(max) * num_shards_, int64_t{1} << 16));
       }
 
      private:
-      Input input_;
       int64_t num_shards_, index_;
       int64_t position_ = 0;
     };

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "graph/selecting_stage.h"
+
 namespace sluice {
 namespace {
 
@@ -28,36 +30,22 @@ class TakeIterator final : public StageIterator {
   int64_t remaining_;
 };
 
-class SkipIterator final : public StageIterator {
+class SkipIterator final : public SelectingIterator {
  public:
   SkipIterator(StageStats* stats, Input input, int64_t count)
-      : StageIterator(stats), input_(std::move(input)), to_skip_(count) {}
+      : SelectingIterator(stats, std::move(input)), to_skip_(count) {}
 
  protected:
-  bool next_internal(Chunk& out, size_t max) override {
-    const size_t before = out.size();
-    while (true) {
-      if (!input_.next(out, to_skip_ > 0 ? static_cast<size_t>(std::min<int64_t>(to_skip_, 1024)) : max)) {
-        return out.size() > before;
-      }
-      if (to_skip_ == 0) return true;
-      // Drop skipped elements, keep errors.
-      size_t kept = before;
-      for (size_t i = before; i < out.size(); ++i) {
-        if (out[i].ok() && to_skip_ > 0) {
-          --to_skip_;
-        } else {
-          if (kept != i) out[kept] = std::move(out[i]);
-          ++kept;
-        }
-      }
-      out.resize(kept);
-      if (out.size() > before) return true;
-    }
+  bool keep(Item& item) override {
+    if (!item.ok() || to_skip_ == 0) return true;
+    --to_skip_;
+    return false;
+  }
+  size_t pull_size(size_t max) const override {
+    return to_skip_ > 0 ? static_cast<size_t>(std::min<int64_t>(to_skip_, 1024)) : max;
   }
 
  private:
-  Input input_;
   int64_t to_skip_;
 };
 
