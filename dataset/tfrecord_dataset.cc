@@ -1,0 +1,114 @@
+#include "dataset/tfrecord_dataset.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/strings.h"
+#include "formats/compression.h"
+#include "formats/tfrecord_reader.h"
+#include "graph/stage.h"
+#include "graph/stages/sources.h"
+
+namespace sluice {
+namespace {
+
+// Reads the files one after the other. A file that fails to open or read contributes its error
+// as one item and the source moves on, as TensorFlow's TFRecordDataset iterator does ("so that it
+// works with ignore_errors").
+class TFRecordSource final : public ElementSource {
+ public:
+  TFRecordSource(std::shared_ptr<const std::vector<std::string>> files,
+                 TFRecordReaderOptions options)
+      : files_(std::move(files)), options_(options) {}
+
+  bool next(Chunk& out, size_t max) override {
+    const size_t start = out.size();
+    while (out.size() - start < max) {
+      if (!reader_) {
+        if (next_file_ >= files_->size()) break;
+        const std::string& path = (*files_)[next_file_++];
+        try {
+          reader_.emplace(path, options_);
+        } catch (...) {
+          out.push_back(Item::failure(std::current_exception()));
+          return true;  // Deliver the error at its place; the next call opens the next file.
+        }
+      }
+      Tensor record(DType::kString, Shape{});
+      try {
+        // Straight into the tensor's string: one copy of the payload.
+        if (!reader_->read(*record.data<std::string>())) {
+          reader_.reset();
+          continue;
+        }
+      } catch (...) {
+        reader_.reset();
+        out.push_back(Item::failure(std::current_exception()));
+        return true;
+      }
+      out.push_back(Item{Element{std::move(record)}, nullptr});
+    }
+    return out.size() > start;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> files_;
+  TFRecordReaderOptions options_;
+  size_t next_file_ = 0;
+  std::optional<TFRecordReader> reader_;
+};
+
+Dataset files_dataset(std::shared_ptr<const std::vector<std::string>> files,
+                      TFRecordReaderOptions options) {
+  return Dataset::from_plan(
+      make_source("tfrecord", kUnknownCardinality, [files = std::move(files), options] {
+        return std::make_unique<TFRecordSource>(files, options);
+      }));
+}
+
+}  // namespace
+
+Dataset TFRecordDataset(std::vector<std::string> filenames, std::string compression,
+                        int64_t buffer_size, int64_t num_parallel_reads) {
+  TFRecordReaderOptions options;
+  options.compression = parse_compression(compression);
+  if (buffer_size <= 0) {
+    throw InvalidArgument(
+        str_cat("TFRecordDataset: buffer_size must be positive, got ", buffer_size));
+  }
+  options.buffer_size = static_cast<size_t>(buffer_size);
+  if (num_parallel_reads < 0 && num_parallel_reads != kAutotune) {
+    throw InvalidArgument(
+        str_cat("TFRecordDataset: num_parallel_reads must be >= 0 or kAutotune, "
+                "got ",
+                num_parallel_reads));
+  }
+  for (const std::string& f : filenames) {
+    std::error_code ec;
+    if (!std::filesystem::exists(f, ec)) {
+      throw NotFound(str_cat("TFRecordDataset: ", f, ": No such file or directory"));
+    }
+  }
+
+  if (num_parallel_reads == 0 || filenames.size() <= 1) {
+    return files_dataset(std::make_shared<const std::vector<std::string>>(std::move(filenames)),
+                         options);
+  }
+  // One single-file dataset per name, interleaved; as tf.data's parallel TFRecordDataset.
+  Tensor names = Tensor::from_strings(filenames);
+  return Dataset::from_tensor_slices(Element{names})
+      .interleave(
+          [options](const Tensor& name) {
+            return files_dataset(
+                std::make_shared<const std::vector<std::string>>(1, name.item<std::string>()),
+                options);
+          },
+          {.cycle_length = num_parallel_reads,
+           .block_length = 1,
+           .num_parallel_calls = num_parallel_reads});
+}
+
+}  // namespace sluice

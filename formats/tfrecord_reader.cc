@@ -1,0 +1,286 @@
+#include "formats/tfrecord_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/errors.h"
+#include "core/strings.h"
+#include "formats/crc32c.h"
+
+namespace sluice {
+namespace {
+
+constexpr size_t kHeaderSize = 12;  // uint64 length + uint32 masked CRC of the length.
+constexpr size_t kFooterSize = 4;   // uint32 masked CRC of the payload.
+// Large records grow their destination in steps of this size so that a length field that passes
+// its CRC but promises more data than there is cannot make us allocate it all up front.
+constexpr size_t kLargeRecordStep = 64 << 20;
+
+uint64_t load_u64_le(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;  // Little-endian hosts only, as the rest of sluice.
+}
+uint32_t load_u32_le(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+[[noreturn]] void throw_open_error(const std::string& path, int err) {
+  const std::string message = str_cat("cannot open '", path, "': ", std::strerror(err));
+  if (err == ENOENT || err == ENOTDIR) throw NotFound(message);
+  if (err == EISDIR) throw InvalidArgument(message);
+  throw Unknown(message);
+}
+
+class FileHandle {
+ public:
+  explicit FileHandle(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw_open_error(path, errno);
+    struct stat st;
+    if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd_);
+      throw_open_error(path, EISDIR);
+    }
+    // The reader streams the file once from start to end.
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  ~FileHandle() { ::close(fd_); }
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+
+  // Reads up to n bytes, fewer only at the end of the file.
+  size_t read(char* dst, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t got = ::read(fd_, dst + done, n - done);
+      if (got > 0) {
+        done += static_cast<size_t>(got);
+      } else if (got == 0) {
+        break;
+      } else if (errno != EINTR) {
+        throw DataLoss(str_cat("read error: ", std::strerror(errno)));
+      }
+    }
+    return done;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+// The record stream: reads up to n bytes, fewer only at its end; throws DataLoss when the bytes
+// cannot be produced.
+class TFRecordReader::Source {
+ public:
+  virtual ~Source() = default;
+  virtual size_t read(char* dst, size_t n) = 0;
+  // Called at a record boundary when read() has ended: throws if the stream did not end well.
+  virtual void check_end() {}
+};
+
+namespace {
+
+class PlainSource final : public TFRecordReader::Source {
+ public:
+  explicit PlainSource(const std::string& path) : file_(path) {}
+  size_t read(char* dst, size_t n) override { return file_.read(dst, n); }
+
+ private:
+  FileHandle file_;
+};
+
+// zlib inflate over the file. Concatenated members (gzip) or streams (zlib) are read as one
+// record stream, as TensorFlow does with inflateReset at each stream end.
+class InflateSource final : public TFRecordReader::Source {
+ public:
+  InflateSource(const std::string& path, Compression compression, size_t buffer_size)
+      : file_(path), input_(buffer_size) {
+    std::memset(&stream_, 0, sizeof stream_);
+    const int window_bits = compression == Compression::kGzip ? MAX_WBITS + 16 : MAX_WBITS;
+    if (inflateInit2(&stream_, window_bits) != Z_OK) {
+      throw ResourceExhausted(str_cat("inflateInit2 failed for '", path, "'"));
+    }
+  }
+  ~InflateSource() override { inflateEnd(&stream_); }
+
+  size_t read(char* dst, size_t n) override {
+    stream_.next_out = reinterpret_cast<Bytef*>(dst);
+    stream_.avail_out = static_cast<uInt>(n);
+    while (stream_.avail_out > 0) {
+      if (stream_.avail_in == 0) {
+        if (file_done_) break;
+        const size_t got = file_.read(input_.data(), input_.size());
+        if (got < input_.size()) file_done_ = true;
+        if (got == 0) break;
+        stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+        stream_.avail_in = static_cast<uInt>(got);
+      }
+      in_stream_ = true;
+      const int rc = inflate(&stream_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        in_stream_ = false;
+        inflateReset(&stream_);
+      } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && stream_.avail_in == 0)) {
+        throw DataLoss(str_cat("inflate() failed with error ", rc,
+                               stream_.msg ? str_cat(": ", stream_.msg) : std::string()));
+      }
+    }
+    return n - stream_.avail_out;
+  }
+
+  void check_end() override {
+    if (in_stream_) {
+      throw DataLoss("truncated compressed stream (the file ends inside a ZLIB/GZIP stream)");
+    }
+  }
+
+ private:
+  FileHandle file_;
+  std::vector<char> input_;
+  z_stream stream_;
+  bool file_done_ = false;
+  bool in_stream_ = false;  // Input of a stream whose end we have not seen was consumed.
+};
+
+}  // namespace
+
+TFRecordReader::TFRecordReader(std::string path, Compression compression)
+    : TFRecordReader(std::move(path), TFRecordReaderOptions{.compression = compression}) {}
+
+TFRecordReader::TFRecordReader(std::string path, const TFRecordReaderOptions& options)
+    : path_(std::move(path)), compression_(options.compression) {
+  if (options.buffer_size == 0) {
+    throw InvalidArgument(
+        str_cat("TFRecordReader: buffer_size must be positive for '", path_, "'"));
+  }
+  if (compression_ == Compression::kAuto) compression_ = detect_compression(path_);
+  if (compression_ == Compression::kNone) {
+    source_ = std::make_unique<PlainSource>(path_);
+  } else {
+    source_ = std::make_unique<InflateSource>(path_, compression_, options.buffer_size);
+  }
+  // At least a header and a footer fit, so small buffers still work.
+  buffer_.resize(std::max(options.buffer_size, kHeaderSize + kFooterSize));
+}
+
+TFRecordReader::~TFRecordReader() = default;
+TFRecordReader::TFRecordReader(TFRecordReader&&) noexcept = default;
+TFRecordReader& TFRecordReader::operator=(TFRecordReader&&) noexcept = default;
+
+size_t TFRecordReader::fill(size_t need) {
+  size_t avail = end_ - pos_;
+  if (avail >= need || source_done_) return avail;
+  if (pos_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + pos_, avail);
+    pos_ = 0;
+    end_ = avail;
+  }
+  // Fill the whole buffer: one large read serves many small records.
+  const size_t want = buffer_.size() - end_;
+  const size_t got = source_->read(buffer_.data() + end_, want);
+  if (got < want) source_done_ = true;
+  end_ += got;
+  return end_ - pos_;
+}
+
+void TFRecordReader::fail(const std::string& words) {
+  error_ = std::make_exception_ptr(
+      DataLoss(str_cat(words, " [file: ", path_, ", record: ", record_index_, "]")));
+  std::rethrow_exception(error_);
+}
+
+bool TFRecordReader::read_view(std::string_view& record) {
+  if (error_) std::rethrow_exception(error_);
+  const uint64_t start = offset_;
+  size_t avail;
+  try {
+    avail = fill(kHeaderSize);
+    if (avail == 0) {
+      source_->check_end();
+      return false;
+    }
+  } catch (const DataLoss& e) {
+    fail(e.what());
+  }
+  if (avail < kHeaderSize) fail(str_cat("truncated record at ", start));
+
+  const char* header = buffer_.data() + pos_;
+  const uint64_t length = load_u64_le(header);
+  if (unmask_crc32c(load_u32_le(header + 8)) != crc32c(header, 8)) {
+    fail(str_cat("corrupted record at ", start,
+                 start == 0 ? " (Is this even a TFRecord file?)" : ""));
+  }
+  if (length >= SIZE_MAX - kHeaderSize - kFooterSize) fail("record size too large");
+  pos_ += kHeaderSize;
+
+  const size_t n = static_cast<size_t>(length);
+  try {
+    // Large records not yet buffered are read from the stream straight into their destination,
+    // saving a copy; the rest are checked in place and copied once by the caller, if at all.
+    const bool direct = n + kFooterSize > buffer_.size() ||
+                        (n >= buffer_.size() / 4 && n + kFooterSize > end_ - pos_);
+    if (!direct) {
+      if (fill(n + kFooterSize) < n + kFooterSize) fail(str_cat("truncated record at ", start));
+      const char* data = buffer_.data() + pos_;
+      if (unmask_crc32c(load_u32_le(data + n)) != crc32c(data, n)) {
+        fail(str_cat("corrupted record at ", start + kHeaderSize));
+      }
+      record = std::string_view(data, n);
+      pos_ += n + kFooterSize;
+    } else {
+      // What is buffered, then the rest straight from the stream.
+      scratch_.clear();
+      const size_t buffered = std::min(n, end_ - pos_);
+      scratch_.append(buffer_.data() + pos_, buffered);
+      pos_ += buffered;
+      while (scratch_.size() < n) {
+        const size_t old = scratch_.size();
+        const size_t step = std::min(n - old, kLargeRecordStep);
+        scratch_.resize(old + step);
+        const size_t got = source_done_ ? 0 : source_->read(scratch_.data() + old, step);
+        if (got < step) {
+          source_done_ = true;
+          fail(str_cat("truncated record at ", start));
+        }
+      }
+      if (fill(kFooterSize) < kFooterSize) fail(str_cat("truncated record at ", start));
+      const uint32_t stored = load_u32_le(buffer_.data() + pos_);
+      pos_ += kFooterSize;
+      if (unmask_crc32c(stored) != crc32c(scratch_)) {
+        scratch_.clear();
+        fail(str_cat("corrupted record at ", start + kHeaderSize));
+      }
+      record = scratch_;
+    }
+  } catch (const DataLoss& e) {
+    if (error_) throw;  // Already framed by fail().
+    fail(e.what());     // A decompression error: add the record index.
+  }
+  offset_ = start + kHeaderSize + n + kFooterSize;
+  ++record_index_;
+  return true;
+}
+
+bool TFRecordReader::read(std::string& record) {
+  std::string_view view;
+  if (!read_view(view)) return false;
+  if (view.data() == scratch_.data()) {
+    record.swap(scratch_);  // Already in a string of its own: no second copy.
+  } else {
+    record.assign(view);
+  }
+  return true;
+}
+
+}  // namespace sluice

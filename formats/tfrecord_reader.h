@@ -1,0 +1,84 @@
+// TFRecordReader: reads the records of one TFRecord file in order, checking the length CRC and
+// the payload CRC of every record. It knows the framing (uint64 length, masked CRC-32C of the
+// length, payload, masked CRC-32C of the payload) and the compression, nothing of the payloads.
+//
+// Buffers: one read buffer of `buffer_size` bytes, for ZLIB/GZIP also a compressed-input buffer of
+// that size, and one scratch string for large records (the latest one only).
+// Thread safety: none; use one reader per thread. Readers are movable, not copyable.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/compression.h"
+
+namespace sluice {
+
+struct TFRecordReaderOptions {
+  // kAuto resolves to GZIP or none from the file's first bytes (detect_compression).
+  Compression compression = Compression::kNone;
+  // Bytes read from the file (after decompression) at a time. Small records are checked in the
+  // buffer and copied once; records of a quarter of it or more are read from the stream directly
+  // into their destination.
+  size_t buffer_size = 256 << 10;
+};
+
+class TFRecordReader {
+ public:
+  // Opens the file. Throws NotFound (or another Error naming the file) when it cannot be opened,
+  // InvalidArgument for a zero buffer size.
+  explicit TFRecordReader(std::string path, Compression compression = Compression::kNone);
+  TFRecordReader(std::string path, const TFRecordReaderOptions& options);
+  ~TFRecordReader();
+  TFRecordReader(TFRecordReader&&) noexcept;
+  TFRecordReader& operator=(TFRecordReader&&) noexcept;
+
+  // The next record's payload into `record` (one copy), or false at a clean end of file.
+  // Throws DataLoss, in TensorFlow's words plus "[file: <path>, record: <index>]":
+  //   "corrupted record at <offset>" for a bad length CRC (offset = record start; at 0 followed by
+  //   " (Is this even a TFRecord file?)"), or for a bad payload CRC (offset = record start + 12);
+  //   "truncated record at <offset>" when the data ends inside a record, its header included;
+  //   "inflate() failed ..." / "truncated compressed stream" for bad ZLIB/GZIP input.
+  // A corrupted payload is never returned. After an error the reader stays failed: every later
+  // call throws the same error.
+  bool read(std::string& record);
+
+  // As read(), but without copying when the record fits the read buffer. The view is valid until
+  // the next call on this reader or its destruction.
+  bool read_view(std::string_view& record);
+
+  // Byte offset, in the uncompressed record stream, of the next record to read.
+  uint64_t offset() const { return offset_; }
+  // Index of the next record to read (= the number of records read so far).
+  int64_t record_index() const { return record_index_; }
+  const std::string& path() const { return path_; }
+  // The compression in use (never kAuto).
+  Compression compression() const { return compression_; }
+
+  // Reads from a byte stream (the file, or its decompression). Public only for the .cc file.
+  class Source;
+
+ private:
+  // Makes at least `need` bytes available from pos_ unless the data ends first; returns how many
+  // are available.
+  size_t fill(size_t need);
+  [[noreturn]] void fail(const std::string& words);
+
+  std::string path_;
+  Compression compression_ = Compression::kNone;
+  std::unique_ptr<Source> source_;
+  std::vector<char> buffer_;
+  size_t pos_ = 0;  // Unconsumed bytes are buffer_[pos_, end_).
+  size_t end_ = 0;
+  bool source_done_ = false;
+  std::string scratch_;  // Records read directly from the stream (see the options).
+  uint64_t offset_ = 0;
+  int64_t record_index_ = 0;
+  std::exception_ptr error_;
+};
+
+}  // namespace sluice
