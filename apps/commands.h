@@ -6,5 +6,7 @@
 namespace sluice::app {
 
 void add_bench_command(CLI::App& app);
+void add_records_command(CLI::App& app);
+void add_archive_command(CLI::App& app);
 
 }  // namespace sluice::app

@@ -8,6 +8,8 @@ int main(int argc, char** argv) {
   CLI::App app{"sluice: composable input pipelines on oneTBB flow graphs"};
   app.require_subcommand(1);
   sluice::app::add_bench_command(app);
+  sluice::app::add_records_command(app);
+  sluice::app::add_archive_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,6 +17,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # optional: the h5py cross-check of Keras weight files (skipped without them)
+  python3-h5py python3-numpy
   # the default training data
   dataset-fashion-mnist
 )

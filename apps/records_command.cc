@@ -1,0 +1,347 @@
+// `sluice records ...`: see apps/records_command.h.
+#include "apps/records_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "apps/report.h"
+#include "core/errors.h"
+#include "core/strings.h"
+#include "dataset/idx_dataset.h"
+#include "dataset/image_folder.h"
+#include "formats/example_values.h"
+#include "formats/image.h"
+#include "formats/jpeg.h"
+#include "formats/png.h"
+#include "formats/tfrecord_reader.h"
+#include "formats/tfrecord_writer.h"
+
+namespace sluice::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Fashion-MNIST's class names, in label order (zalandoresearch/fashion-mnist README).
+const char* const kFashionMnistClasses[] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
+                                            "Coat",        "Sandal",  "Shirt",    "Sneaker",
+                                            "Bag",         "Ankle boot"};
+
+// Bytes shown as a JSON string only when they are text: valid UTF-8 without control characters.
+bool printable_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t extra = 0;
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') return false;
+      ++i;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+      extra = 1;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      extra = 3;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;
+    for (size_t k = 1; k <= extra; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+nlohmann::json feature_json(const FeatureValues& f) {
+  nlohmann::json values = nlohmann::json::array();
+  switch (f.kind) {
+    case FeatureValues::Kind::kBytes:
+      for (const std::string& b : f.bytes) {
+        values.push_back(b.size() <= 256 && printable_utf8(b) ? nlohmann::json(b)
+                                                              : nlohmann::json(str_cat("<", b.size(), " bytes>")));
+      }
+      break;
+    case FeatureValues::Kind::kFloat:
+      for (float v : f.floats) values.push_back(v);
+      break;
+    case FeatureValues::Kind::kInt64:
+      for (int64_t v : f.ints) values.push_back(v);
+      break;
+    case FeatureValues::Kind::kNone:
+      break;
+  }
+  return {{"type", std::string(feature_kind_name(f.kind))}, {"values", std::move(values)}};
+}
+
+nlohmann::json features_json(const ExampleValues& features) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, f] : features) out[key] = feature_json(f);
+  return out;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NotFound(str_cat(path, ": cannot open"));
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+ExampleValues image_example(std::string encoded, ImageFormat format, int64_t height,
+                            int64_t width, int64_t label, const std::string& text) {
+  ExampleValues e;
+  e["image/encoded"] = FeatureValues::of_bytes({std::move(encoded)});
+  e["image/format"] = FeatureValues::of_bytes({std::string(image_format_name(format))});
+  e["image/height"] = FeatureValues::of_ints({height});
+  e["image/width"] = FeatureValues::of_ints({width});
+  e["image/class/label"] = FeatureValues::of_ints({label});
+  e["image/class/text"] = FeatureValues::of_bytes({text});
+  return e;
+}
+
+// The shards of one conversion: written under temporary names, renamed by commit(), removed when
+// destroyed uncommitted (an error on the way).
+class ShardSet {
+ public:
+  ShardSet(const std::string& prefix, int64_t shards, Compression compression) {
+    // `--out data/train` into a directory that does not exist yet is the common case.
+    const fs::path parent = fs::path(prefix).parent_path();
+    if (!parent.empty()) fs::create_directories(parent);
+    for (int64_t i = 0; i < shards; ++i) {
+      finals_.push_back(sharded_name(prefix, i, shards));
+      temps_.push_back(finals_.back() + ".tmp");
+      TFRecordWriterOptions options;
+      options.compression = compression;
+      writers_.emplace_back(temps_.back(), options);
+    }
+  }
+  ~ShardSet() {
+    if (committed_) return;
+    writers_.clear();
+    for (const std::string& t : temps_) {
+      std::error_code ec;
+      fs::remove(t, ec);
+    }
+  }
+  void write(const std::string& record) {
+    writers_[static_cast<size_t>(next_ % static_cast<int64_t>(writers_.size()))].write(record);
+    ++next_;
+  }
+  std::vector<std::string> commit() {
+    for (TFRecordWriter& w : writers_) w.close();
+    for (size_t i = 0; i < temps_.size(); ++i) fs::rename(temps_[i], finals_[i]);
+    committed_ = true;
+    return finals_;
+  }
+  int64_t written() const { return next_; }
+
+ private:
+  std::vector<std::string> finals_;
+  std::vector<std::string> temps_;
+  std::vector<TFRecordWriter> writers_;
+  int64_t next_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+Compression records_compression(const std::string& flag) {
+  if (flag.empty()) return Compression::kAuto;
+  const Compression c = parse_compression(flag);
+  if (c == Compression::kAuto) {
+    throw InvalidArgument("--compression must be gzip, zlib or none");
+  }
+  return c;
+}
+
+int64_t count_records(const std::vector<std::string>& files, Compression compression) {
+  int64_t records = 0;
+  std::string_view record;
+  for (const std::string& file : files) {
+    TFRecordReader reader(file, compression);
+    while (reader.read_view(record)) ++records;
+  }
+  return records;
+}
+
+VerifyResult verify_records(const std::vector<std::string>& files, Compression compression) {
+  VerifyResult result;
+  std::string_view record;
+  for (const std::string& file : files) {
+    TFRecordReader reader(file, compression);
+    try {
+      while (reader.read_view(record)) ++result.records;
+    } catch (const Error& e) {
+      ++result.corrupt;
+      result.errors.push_back(e.what());
+    }
+  }
+  return result;
+}
+
+std::vector<std::string> show_records(const std::string& file, Compression compression,
+                                      int64_t limit) {
+  std::vector<std::string> lines;
+  TFRecordReader reader(file, compression);
+  std::string_view record;
+  while ((limit < 0 || static_cast<int64_t>(lines.size()) < limit) && reader.read_view(record)) {
+    const std::string source = str_cat(file, " record ", lines.size());
+    const SequenceExampleValues values = parse_sequence_example_values(record, source);
+    nlohmann::json json;
+    if (values.feature_lists.empty()) {
+      json = features_json(values.context);
+    } else {
+      json["context"] = features_json(values.context);
+      nlohmann::json lists = nlohmann::json::object();
+      for (const auto& [key, list] : values.feature_lists) {
+        nlohmann::json items = nlohmann::json::array();
+        for (const FeatureValues& f : list) items.push_back(feature_json(f));
+        lists[key] = std::move(items);
+      }
+      json["feature_lists"] = std::move(lists);
+    }
+    // Replace rather than throw on the odd invalid sequence our check lets through.
+    lines.push_back(json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return lines;
+}
+
+ConvertResult convert_records(const std::string& from, const std::string& prefix, int64_t shards,
+                              Compression compression) {
+  if (shards < 1) throw InvalidArgument(str_cat("--shards must be at least 1, got ", shards));
+  if (compression == Compression::kAuto) compression = Compression::kNone;
+  ConvertResult result;
+  if (from == "fashion-mnist" || from == "fashion-mnist:train" || from == "fashion-mnist:test") {
+    // PNG encoding dominates; run it in parallel, records still in order (deterministic map).
+    const Dataset ds =
+        fashion_mnist(from == "fashion-mnist:test" ? "test" : "train")
+            .map(
+                [](const Element& e) {
+                  const Tensor& image = e["image"];
+                  const int64_t label = e["label"].item<int64_t>();
+                  const std::string text = label >= 0 && label < 10 ? kFashionMnistClasses[label] : "";
+                  return Tensor::scalar(serialize_example(image_example(
+                      encode_png(image), ImageFormat::kPng, image.dim(0), image.dim(1), label, text)));
+                },
+                {.num_parallel_calls = kAutotune});
+    ShardSet out(prefix, shards, compression);
+    for (const Element& e : ds) out.write(e[0].item<std::string>());
+    result.records = out.written();
+    result.files = out.commit();
+    return result;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(from, ec)) {
+    throw NotFound(str_cat("records convert: --from ", from,
+                           " is neither fashion-mnist[:test] nor an image folder"));
+  }
+  ImageFolderOptions options;
+  options.class_mode = ClassMode::kSparse;
+  options.verbose = false;
+  const ImageFolder folder = image_folder(from, options);
+  ShardSet out(prefix, shards, compression);
+  for (size_t i = 0; i < folder.filenames.size(); ++i) {
+    const std::string& path = folder.filenames[i];
+    std::string bytes = read_whole_file(path);
+    const ImageFormat format = sniff_image_format(bytes);
+    int64_t height = 0, width = 0;
+    if (format == ImageFormat::kJpeg) {
+      const JpegHeader h = read_jpeg_header(bytes, path);
+      height = h.height;
+      width = h.width;
+    } else if (format == ImageFormat::kPng) {
+      const PngHeader h = read_png_header(bytes, path);
+      height = h.height;
+      width = h.width;
+    } else {
+      throw InvalidArgument(str_cat(path, ": records convert writes JPEG and PNG images only"));
+    }
+    const int64_t label = folder.labels[i];
+    out.write(serialize_example(image_example(std::move(bytes), format, height, width, label,
+                                              folder.class_names[static_cast<size_t>(label)])));
+  }
+  result.records = out.written();
+  result.files = out.commit();
+  return result;
+}
+
+void add_records_command(CLI::App& app) {
+  auto* records = app.add_subcommand("records", "Convert, count, verify and show TFRecord files");
+  records->require_subcommand(1);
+  const char* compression_help = "gzip, zlib or none (default: GZIP when the file starts with its magic bytes, else none)";
+
+  struct Flags {
+    std::vector<std::string> files;
+    std::string compression;
+    std::string from;
+    std::string out;
+    int64_t shards = 1;
+    int64_t limit = -1;
+    bool json = false;
+  };
+  auto flags = std::make_shared<Flags>();
+
+  auto* count = records->add_subcommand("count", "Count records, checking every CRC");
+  count->add_option("files", flags->files, "TFRecord files")->required();
+  count->add_option("--compression", flags->compression, compression_help);
+  count->add_flag("--json", flags->json, "Print the last line as JSON");
+  count->callback([flags] {
+    Report report;
+    report.add("records", static_cast<long long>(
+                              count_records(flags->files, records_compression(flags->compression))));
+    report.print(flags->json);
+  });
+
+  auto* verify = records->add_subcommand(
+      "verify", "Check every record; exit 1 naming the file and byte offset of each bad one");
+  verify->add_option("files", flags->files, "TFRecord files")->required();
+  verify->add_option("--compression", flags->compression, compression_help);
+  verify->add_flag("--json", flags->json, "Print the last line as JSON");
+  verify->callback([flags] {
+    const VerifyResult r = verify_records(flags->files, records_compression(flags->compression));
+    for (const std::string& e : r.errors) std::fprintf(stderr, "sluice: %s\n", e.c_str());
+    Report report;
+    report.add("records", static_cast<long long>(r.records));
+    report.add("corrupt", static_cast<long long>(r.corrupt));
+    report.print(flags->json);
+    if (r.corrupt > 0) throw CLI::RuntimeError(1);
+  });
+
+  auto* show = records->add_subcommand("show", "Print each Example as one JSON object per line");
+  show->add_option("file", flags->from, "TFRecord file")->required();
+  show->add_option("--limit", flags->limit, "Records to print (default: all)");
+  show->add_option("--compression", flags->compression, compression_help);
+  show->callback([flags] {
+    for (const std::string& line :
+         show_records(flags->from, records_compression(flags->compression), flags->limit)) {
+      std::printf("%s\n", line.c_str());
+    }
+    std::fflush(stdout);
+  });
+
+  auto* convert = records->add_subcommand(
+      "convert", "Write fashion-mnist[:test] or an image folder as tf.train.Example TFRecords");
+  convert->add_option("--from", flags->from, "fashion-mnist, fashion-mnist:test or an image folder")
+      ->required();
+  convert->add_option("--out", flags->out, "Output prefix: PREFIX-00000-of-0000N")->required();
+  convert->add_option("--shards", flags->shards, "Number of output files")->capture_default_str();
+  convert->add_option("--compression", flags->compression, "gzip, zlib or none (default none)");
+  convert->add_flag("--json", flags->json, "Print the last line as JSON");
+  convert->callback([flags] {
+    const ConvertResult r = convert_records(flags->from, flags->out, flags->shards,
+                                            records_compression(flags->compression));
+    Report report;
+    report.add("records", static_cast<long long>(r.records));
+    report.add("files", static_cast<long long>(r.files.size()));
+    report.print(flags->json);
+  });
+}
+
+}  // namespace sluice::app

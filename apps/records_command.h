@@ -1,0 +1,54 @@
+// `sluice records convert|count|verify|show`: the TFRecord tools of the sluice command. The work
+// is in these functions, so tests call them directly; the command only parses flags and prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "formats/compression.h"
+
+namespace sluice::app {
+
+// Records in the files, every CRC checked. Throws the reader's DataLoss (naming the file and the
+// byte offset) at the first bad record.
+int64_t count_records(const std::vector<std::string>& files, Compression compression);
+
+struct VerifyResult {
+  int64_t records = 0;              // Good records read before any error.
+  int64_t corrupt = 0;              // Files whose reading stopped at a bad record.
+  std::vector<std::string> errors;  // One message per corrupt file: file, byte offset, record.
+};
+// Reads every file to its end or its first bad record (the rest of a file is not trusted after
+// one) and reports what it found; never throws for bad data, only for a file that cannot open.
+VerifyResult verify_records(const std::vector<std::string>& files, Compression compression);
+
+// One JSON object per line for each of the first `limit` records (all when limit < 0): feature
+// name → {"type": "bytes_list"|"float_list"|"int64_list"|"none", "values": [...]}. Bytes that are
+// not printable UTF-8 or longer than 256 bytes show as "<N bytes>". A SequenceExample (one with
+// feature lists) prints as {"context": {...}, "feature_lists": {name: [feature, ...]}}.
+// Throws DataLoss for a bad record and InvalidArgument (naming file and record) for a payload that
+// is not an Example.
+std::vector<std::string> show_records(const std::string& file, Compression compression,
+                                      int64_t limit);
+
+struct ConvertResult {
+  int64_t records = 0;
+  std::vector<std::string> files;
+};
+// Writes `from` — "fashion-mnist" (the train split), "fashion-mnist:test", or an image folder
+// (one sub-folder per class, JPEG and PNG files) — as tf.train.Examples with image/encoded (PNG
+// for IDX images, the file's own bytes otherwise), image/format, image/height, image/width,
+// image/class/label and image/class/text, record i to shard i % shards of PREFIX-0000k-of-0000n.
+// PREFIX's directory is created when missing. Shards are written under temporary names and renamed only when all succeeded: on an error no
+// output file is left. Throws InvalidArgument for shards < 1, a file that is not JPEG or PNG or
+// compression kAuto; NotFound for a missing source.
+ConvertResult convert_records(const std::string& from, const std::string& prefix, int64_t shards,
+                              Compression compression);
+
+// "gzip" | "zlib" | "none" (any case) → the Compression; "" → kAuto (GZIP by its magic bytes).
+Compression records_compression(const std::string& flag);
+
+}  // namespace sluice::app

@@ -1,0 +1,253 @@
+#include "formats/archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/errors.h"
+#include "core/strings.h"
+
+namespace sluice {
+
+namespace fs = std::filesystem;
+
+struct ArchiveReader::State {
+  archive* handle = nullptr;
+  archive_entry* entry = nullptr;  // Owned by handle.
+  std::string member;              // Path of the current member ("" before the first).
+  bool has_data = false;
+  ~State() {
+    if (handle) archive_read_free(handle);
+  }
+};
+
+ArchiveReader::ArchiveReader(std::string path) : path_(std::move(path)), state_(new State) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path_, ec)) {
+    throw NotFound(str_cat("archive ", path_, ": no such file"));
+  }
+  state_->handle = archive_read_new();
+  archive_read_support_filter_all(state_->handle);
+  archive_read_support_format_all(state_->handle);
+  if (archive_read_open_filename(state_->handle, path_.c_str(), 64 << 10) != ARCHIVE_OK) {
+    throw InvalidArgument(str_cat("archive ", path_, ": cannot read: ",
+                                  archive_error_string(state_->handle)));
+  }
+}
+
+ArchiveReader::~ArchiveReader() = default;
+ArchiveReader::ArchiveReader(ArchiveReader&&) noexcept = default;
+ArchiveReader& ArchiveReader::operator=(ArchiveReader&&) noexcept = default;
+
+int64_t ArchiveReader::compressed_offset() const { return archive_filter_bytes(state_->handle, -1); }
+
+bool ArchiveReader::next(ArchiveEntry& out) {
+  const int rc = archive_read_next_header(state_->handle, &state_->entry);
+  if (rc == ARCHIVE_EOF) return false;
+  if (rc < ARCHIVE_WARN) {
+    throw DataLoss(str_cat("archive ", path_, ": corrupt ",
+                           state_->member.empty() ? std::string("at the start")
+                                                  : str_cat("after member ", state_->member),
+                           ": ", archive_error_string(state_->handle)));
+  }
+  archive_entry* e = state_->entry;
+  const char* name = archive_entry_pathname(e);
+  out.path = name ? name : "";
+  state_->member = out.path;
+  out.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+  out.mode = archive_entry_perm(e);
+  out.link_target.clear();
+  if (const char* hard = archive_entry_hardlink(e)) {
+    out.type = ArchiveEntryType::kHardlink;
+    out.link_target = hard;
+  } else {
+    switch (archive_entry_filetype(e)) {
+      case AE_IFREG: out.type = ArchiveEntryType::kFile; break;
+      case AE_IFDIR: out.type = ArchiveEntryType::kDirectory; break;
+      case AE_IFLNK:
+        out.type = ArchiveEntryType::kSymlink;
+        if (const char* target = archive_entry_symlink(e)) out.link_target = target;
+        break;
+      default: out.type = ArchiveEntryType::kOther; break;
+    }
+  }
+  state_->has_data = out.type == ArchiveEntryType::kFile;
+  return true;
+}
+
+size_t ArchiveReader::read_block(char* buffer, size_t size) {
+  if (!state_->has_data) return 0;
+  if (archive_entry_is_encrypted(state_->entry)) {
+    throw InvalidArgument(str_cat("archive ", path_, ": member ", state_->member,
+                                  " is encrypted (not supported)"));
+  }
+  const la_ssize_t n = archive_read_data(state_->handle, buffer, size);
+  if (n < 0) {
+    throw DataLoss(str_cat("archive ", path_, ": member ", state_->member,
+                           " is corrupt: ", archive_error_string(state_->handle)));
+  }
+  if (n == 0) state_->has_data = false;
+  return static_cast<size_t>(n);
+}
+
+std::string ArchiveReader::read_data(int64_t max_bytes) {
+  std::string data;
+  read_blocks([&](const char* block, size_t n) {
+    if (static_cast<int64_t>(data.size() + n) > max_bytes) {
+      throw ResourceExhausted(str_cat("archive ", path_, ": member ", state_->member,
+                                      " is larger than ", max_bytes, " bytes"));
+    }
+    data.append(block, n);
+  });
+  return data;
+}
+
+namespace {
+
+// A member path that stays inside the destination: relative, no "..", not empty.
+fs::path safe_relative(const std::string& archive, const std::string& member,
+                       const std::string& what) {
+  if (member.empty()) throw InvalidArgument(str_cat("archive ", archive, ": member with an empty ", what));
+  const fs::path p(member);
+  if (p.is_absolute() || member.front() == '/') {
+    throw InvalidArgument(str_cat("archive ", archive, ": member ", member, ": absolute ", what,
+                                  " refused"));
+  }
+  fs::path clean;
+  for (const fs::path& part : p) {
+    if (part == "..") {
+      throw InvalidArgument(str_cat("archive ", archive, ": member ", member, ": '..' in the ",
+                                    what, " refused"));
+    }
+    if (part == "." || part.empty()) continue;
+    clean /= part;
+  }
+  if (clean.empty()) {
+    throw InvalidArgument(str_cat("archive ", archive, ": member ", member, ": empty ", what));
+  }
+  return clean;
+}
+
+// Refuses a path whose existing parents include a symbolic link: links are checked where they
+// point when created, but writing through one could still be steered out of the destination.
+void refuse_links_on_the_way(const fs::path& root, const fs::path& relative,
+                             const std::string& archive, const std::string& member) {
+  fs::path at = root;
+  for (auto it = relative.begin(); it != relative.end(); ++it) {
+    at /= *it;
+    std::error_code ec;
+    const auto status = fs::symlink_status(at, ec);
+    if (ec || status.type() == fs::file_type::not_found) return;
+    if (status.type() == fs::file_type::symlink) {
+      throw InvalidArgument(str_cat("archive ", archive, ": member ", member,
+                                    " goes through the symbolic link ", at.lexically_relative(root).string(),
+                                    ", refused"));
+    }
+  }
+}
+
+}  // namespace
+
+ExtractResult extract_archive(const std::string& archive_path, const std::string& dir,
+                              const ExtractOptions& options) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec))) {
+    throw AlreadyExists(str_cat("extract: ", dir, " exists and is not an empty directory"));
+  }
+  ArchiveReader reader(archive_path);
+  const int64_t archive_bytes = std::max<int64_t>(1, static_cast<int64_t>(fs::file_size(archive_path, ec)));
+  fs::path target = fs::absolute(dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/" names "out".
+  const fs::path staging = target.parent_path() /
+                           str_cat(".", target.filename().string(), ".partial-", ::getpid());
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging);
+  ExtractResult result;
+  try {
+    ArchiveEntry entry;
+    int64_t members = 0;
+    while (reader.next(entry)) {
+      if (++members > options.max_members) {
+        throw ResourceExhausted(str_cat("archive ", archive_path, ": more than ",
+                                        options.max_members, " members"));
+      }
+      const fs::path relative = safe_relative(archive_path, entry.path, "path");
+      refuse_links_on_the_way(staging, relative, archive_path, entry.path);
+      const fs::path out = staging / relative;
+      switch (entry.type) {
+        case ArchiveEntryType::kDirectory:
+          fs::create_directories(out);
+          continue;
+        case ArchiveEntryType::kOther:
+          throw InvalidArgument(str_cat("archive ", archive_path, ": member ", entry.path,
+                                        " is a device, FIFO or socket, refused"));
+        case ArchiveEntryType::kSymlink: {
+          const fs::path link(entry.link_target);
+          if (entry.link_target.empty() || link.is_absolute()) {
+            throw InvalidArgument(str_cat("archive ", archive_path, ": member ", entry.path,
+                                          " is a link to the absolute path '", entry.link_target,
+                                          "', refused"));
+          }
+          const fs::path resolved = (relative.parent_path() / link).lexically_normal();
+          if (resolved.empty() || *resolved.begin() == "..") {
+            throw InvalidArgument(str_cat("archive ", archive_path, ": member ", entry.path,
+                                          " is a link to '", entry.link_target,
+                                          "', which leaves the destination, refused"));
+          }
+          fs::create_directories(out.parent_path());
+          fs::create_symlink(link, out);
+          ++result.files;
+          continue;
+        }
+        case ArchiveEntryType::kHardlink: {
+          const fs::path source = staging / safe_relative(archive_path, entry.link_target, "link target");
+          refuse_links_on_the_way(staging, source.lexically_relative(staging), archive_path, entry.path);
+          fs::create_directories(out.parent_path());
+          fs::create_hard_link(source, out);
+          ++result.files;
+          continue;
+        }
+        case ArchiveEntryType::kFile:
+          break;
+      }
+      fs::create_directories(out.parent_path());
+      std::ofstream file(out, std::ios::binary | std::ios::trunc);
+      if (!file) throw Internal(str_cat("extract: cannot create ", out.string()));
+      reader.read_blocks([&](const char* data, size_t n) {
+        result.bytes += static_cast<int64_t>(n);
+        if (result.bytes > options.max_total_bytes) {
+          throw ResourceExhausted(str_cat("archive ", archive_path, ": member ", entry.path,
+                                          " takes the extracted size past the limit of ",
+                                          options.max_total_bytes, " bytes"));
+        }
+        if (result.bytes > options.ratio_grace_bytes &&
+            static_cast<double>(result.bytes) >
+                options.max_ratio * static_cast<double>(archive_bytes)) {
+          throw ResourceExhausted(str_cat("archive ", archive_path, ": member ", entry.path,
+                                          " expands the ", archive_bytes,
+                                          "-byte archive more than ", options.max_ratio,
+                                          " times (a decompression bomb?)"));
+        }
+        file.write(data, static_cast<std::streamsize>(n));
+      });
+      file.close();
+      if (!file) throw Internal(str_cat("extract: writing ", out.string(), " failed"));
+      fs::permissions(out, static_cast<fs::perms>(entry.mode & 0755) | fs::perms::owner_read |
+                               fs::perms::owner_write, ec);
+      ++result.files;
+    }
+    if (fs::exists(target, ec)) fs::remove(target);  // Checked empty above.
+    fs::rename(staging, target);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  return result;
+}
+
+}  // namespace sluice

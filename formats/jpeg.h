@@ -1,0 +1,62 @@
+// JPEG decoding and encoding through libjpeg-turbo's TurboJPEG API, as tf.io.decode_jpeg /
+// encode_jpeg, plus decoding at a DCT scale (1/2, 1/4, 1/8), which skips most of the inverse DCT
+// work when a smaller image is all that is needed.
+//
+// Thread safety: the functions may be called from any number of threads at once (each thread
+// keeps its own TurboJPEG handles).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/tensor.h"
+#include "formats/image.h"
+
+namespace sluice {
+
+struct JpegDecodeOptions {
+  // 0: as encoded (1 for a grayscale JPEG, 3 otherwise); 1: grayscale; 3: RGB.
+  int channels = 0;
+  // Decode at 1/scale_denominator of the size (1, 2, 4 or 8; sizes round up).
+  int scale_denominator = 1;
+  // When either is positive, overrides scale_denominator: the largest scale reduction whose
+  // result is still at least min_height × min_width (the smallest image not below the request).
+  int min_height = 0;
+  int min_width = 0;
+  int64_t max_pixels = kDefaultMaxPixels;  // Checked on the header's (unscaled) dimensions.
+};
+
+struct JpegHeader {
+  int width = 0;
+  int height = 0;
+  int channels = 0;  // 1 for grayscale, 3 for colour (YCbCr, RGB, CMYK, YCCK).
+};
+
+// The dimensions from the frame header (SOFn marker), read by sluice itself, so nothing is
+// allocated for a file whose header lies. Throws InvalidArgument naming `source` for bytes that
+// are not a JPEG or end before the frame header; ResourceExhausted past `max_pixels`.
+JpegHeader read_jpeg_header(std::string_view bytes, std::string_view source = "<memory>",
+                            int64_t max_pixels = kDefaultMaxPixels);
+
+// Decodes to uint8 [height, width, channels]. Errors name `source` (a file, an archive member):
+// InvalidArgument for bad options, bytes that are not a JPEG or a header libjpeg refuses;
+// ResourceExhausted for a header past max_pixels (before any allocation); DataLoss for a
+// truncated or corrupt image body (libjpeg's warnings are errors here, as TensorFlow's default
+// try_recover_truncated=false).
+Tensor decode_jpeg(std::string_view bytes, const JpegDecodeOptions& options = {},
+                   std::string_view source = "<memory>");
+
+// The scale denominator decode_jpeg would use for a height × width image and these options.
+int jpeg_scale_denominator(int height, int width, const JpegDecodeOptions& options);
+
+struct JpegEncodeOptions {
+  int quality = 95;                 // 1..100.
+  bool chroma_downsampling = true;  // 4:2:0 for colour images when true, else 4:4:4.
+};
+
+// Encodes a uint8 [height, width, 1 or 3] tensor. Throws InvalidArgument for another dtype,
+// shape or channel count, or a quality outside 1..100.
+std::string encode_jpeg(const Tensor& image, const JpegEncodeOptions& options = {});
+
+}  // namespace sluice

@@ -1,0 +1,261 @@
+#include "formats/archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/errors.h"
+#include "dataset/archive_dataset.h"
+#include "formats/glob.h"
+#include "tests/formats/testing.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Member {
+  std::string path;
+  std::string data;
+  int type = AE_IFREG;      // AE_IFREG, AE_IFDIR, AE_IFLNK, AE_IFCHR.
+  std::string link;         // Symlink target.
+};
+
+// Writes an archive with libarchive itself: format "zip", "tar" or "tar.gz".
+void write_archive(const std::string& path, const std::string& format,
+                   const std::vector<Member>& members, const char* passphrase = nullptr) {
+  archive* a = archive_write_new();
+  if (format == "zip") {
+    archive_write_set_format_zip(a);
+  } else {
+    archive_write_set_format_pax_restricted(a);
+    if (format == "tar.gz") archive_write_add_filter_gzip(a);
+  }
+  if (passphrase) {
+    ASSERT_EQ(archive_write_set_options(a, "zip:encryption=traditional"), ARCHIVE_OK)
+        << archive_error_string(a);
+    ASSERT_EQ(archive_write_set_passphrase(a, passphrase), ARCHIVE_OK);
+  }
+  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK) << archive_error_string(a);
+  for (const Member& m : members) {
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, m.path.c_str());
+    archive_entry_set_filetype(e, static_cast<unsigned>(m.type));
+    archive_entry_set_perm(e, m.type == AE_IFDIR ? 0755 : 0644);
+    if (m.type == AE_IFLNK) archive_entry_set_symlink(e, m.link.c_str());
+    if (m.type == AE_IFCHR) archive_entry_set_rdev(e, makedev(1, 3));
+    archive_entry_set_size(e, m.type == AE_IFREG ? static_cast<la_int64_t>(m.data.size()) : 0);
+    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
+    if (m.type == AE_IFREG && !m.data.empty()) {
+      ASSERT_EQ(archive_write_data(a, m.data.data(), m.data.size()),
+                static_cast<la_ssize_t>(m.data.size()));
+    }
+    archive_entry_free(e);
+  }
+  ASSERT_EQ(archive_write_close(a), ARCHIVE_OK);
+  archive_write_free(a);
+}
+
+const std::vector<Member> kFolder = {
+    {"dataset/", "", AE_IFDIR},
+    {"dataset/cats/cat.1.jpg", "meow-one"},
+    {"dataset/cats/cat.2.jpg", std::string(100000, 'c')},
+    {"dataset/dogs/dog.1.jpg", "woof"},
+};
+
+std::vector<std::pair<std::string, std::string>> members_of(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  ArchiveReader reader(path);
+  ArchiveEntry entry;
+  while (reader.next(entry)) {
+    if (entry.type == ArchiveEntryType::kFile) out.emplace_back(entry.path, reader.read_data());
+  }
+  return out;
+}
+
+class ArchiveTest : public testing::TempDirTest {
+ protected:
+  // Extraction must fail with E naming `needle`, leaving neither `dest` nor a staging directory.
+  template <class E>
+  void expect_refused(const std::vector<Member>& members, const std::string& needle,
+                      const ExtractOptions& options = {}, const std::string& format = "tar") {
+    const std::string archive = path("evil." + format);
+    write_archive(archive, format, members);
+    const std::string dest = path("out");
+    try {
+      extract_archive(archive, dest, options);
+      ADD_FAILURE() << "extracted; expected refusal naming " << needle;
+    } catch (const E& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "wrong error: " << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dest));
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos)
+          << "left behind: " << entry.path();
+    }
+    EXPECT_FALSE(fs::exists(path("outside")));
+  }
+};
+
+TEST_F(ArchiveTest, ZipTarAndTarGzStreamTheSameMembers) {
+  for (const char* format : {"zip", "tar", "tar.gz"}) {
+    write_archive(path(std::string("a.") + format), format, kFolder);
+  }
+  const auto expected = std::vector<std::pair<std::string, std::string>>{
+      {"dataset/cats/cat.1.jpg", "meow-one"},
+      {"dataset/cats/cat.2.jpg", std::string(100000, 'c')},
+      {"dataset/dogs/dog.1.jpg", "woof"}};
+  EXPECT_EQ(members_of(path("a.zip")), expected);
+  EXPECT_EQ(members_of(path("a.tar")), expected);
+  EXPECT_EQ(members_of(path("a.tar.gz")), expected);
+}
+
+TEST_F(ArchiveTest, MemberSizeLimit) {
+  write_archive(path("a.zip"), "zip", kFolder);
+  ArchiveReader reader(path("a.zip"));
+  ArchiveEntry entry;
+  ASSERT_TRUE(reader.next(entry));  // The directory.
+  ASSERT_TRUE(reader.next(entry));
+  EXPECT_EQ(reader.read_data(8), "meow-one");
+  ASSERT_TRUE(reader.next(entry));
+  EXPECT_THROW(reader.read_data(1000), ResourceExhausted);
+}
+
+TEST_F(ArchiveTest, ExtractsSafely) {
+  write_archive(path("a.tar.gz"), "tar.gz",
+                {{"d/x.txt", "hello"}, {"d/sub/y.txt", "world"}, {"d/link", "", AE_IFLNK, "sub/y.txt"}});
+  const ExtractResult r = extract_archive(path("a.tar.gz"), path("out/nested"));
+  EXPECT_EQ(r.files, 3);
+  EXPECT_EQ(r.bytes, 10);
+  EXPECT_EQ(testing::read_file(path("out/nested/d/x.txt")), "hello");
+  EXPECT_EQ(testing::read_file(path("out/nested/d/link")), "world");
+  EXPECT_TRUE(fs::is_symlink(path("out/nested/d/link")));
+  // A trailing slash names the same directory; an existing empty one is fine.
+  fs::create_directories(path("empty"));
+  EXPECT_EQ(extract_archive(path("a.tar.gz"), path("empty") + "/").files, 3);
+  EXPECT_EQ(testing::read_file(path("empty/d/x.txt")), "hello");
+  // Not into a non-empty directory.
+  EXPECT_THROW(extract_archive(path("a.tar.gz"), path("out/nested")), AlreadyExists);
+}
+
+TEST_F(ArchiveTest, RefusesDotDot) {
+  expect_refused<InvalidArgument>({{"ok.txt", "fine"}, {"../evil", "x"}}, "../evil");
+  expect_refused<InvalidArgument>({{"a/../../evil", "x"}}, "a/../../evil", {}, "zip");
+}
+
+TEST_F(ArchiveTest, RefusesAbsolutePaths) {
+  expect_refused<InvalidArgument>({{"/etc/x", "x"}}, "/etc/x");
+}
+
+TEST_F(ArchiveTest, RefusesLinksOut) {
+  expect_refused<InvalidArgument>({{"l", "", AE_IFLNK, "../outside"}}, "leaves the destination");
+  expect_refused<InvalidArgument>({{"d/l", "", AE_IFLNK, "../../outside"}}, "d/l");
+  expect_refused<InvalidArgument>({{"l", "", AE_IFLNK, "/etc"}}, "absolute");
+  // A harmless-looking link, then a member written through it.
+  expect_refused<InvalidArgument>({{"l", "", AE_IFLNK, "."}, {"l/x", "x"}}, "symbolic link l");
+}
+
+TEST_F(ArchiveTest, RefusesDeviceFiles) {
+  expect_refused<InvalidArgument>({{"null", "", AE_IFCHR}}, "null is a device");
+}
+
+TEST_F(ArchiveTest, StopsBombs) {
+  const std::string zeros(8 << 20, '\0');
+  ExtractOptions ratio;
+  ratio.max_ratio = 50;
+  ratio.ratio_grace_bytes = 1 << 20;
+  expect_refused<ResourceExhausted>({{"a", "x"}, {"bomb", zeros}}, "bomb", ratio, "zip");
+  expect_refused<ResourceExhausted>({{"bomb", zeros}}, "bomb", ratio, "tar.gz");
+  ExtractOptions total;
+  total.max_total_bytes = 1 << 20;
+  expect_refused<ResourceExhausted>({{"big", std::string(2 << 20, 'x')}}, "big", total, "tar");
+}
+
+TEST_F(ArchiveTest, CorruptMemberIsNamed) {
+  // Incompressible data, so the cut lands inside a member rather than in the first read-ahead.
+  std::string noise(300000, '\0');
+  uint32_t x = 12345;
+  for (char& c : noise) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  write_archive(path("a.tar.gz"), "tar.gz", {{"dataset/a.bin", noise}, {"dataset/b.bin", noise}});
+  std::string bytes = testing::read_file(path("a.tar.gz"));
+  testing::write_file(path("cut.tar.gz"), bytes.substr(0, bytes.size() * 2 / 3));
+  try {
+    extract_archive(path("cut.tar.gz"), path("out"));
+    FAIL() << "extracted a truncated archive";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.tar.gz"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dataset/"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("out")));
+  EXPECT_THROW(ArchiveReader(path("absent.zip")), NotFound);
+}
+
+TEST_F(ArchiveTest, EncryptedMemberIsNamed) {
+  archive* probe = archive_write_new();
+  archive_write_set_format_zip(probe);
+  const bool can_encrypt =
+      archive_write_set_options(probe, "zip:encryption=traditional") == ARCHIVE_OK;
+  archive_write_free(probe);
+  if (!can_encrypt) GTEST_SKIP() << "this libarchive cannot write encrypted zips";
+  write_archive(path("secret.zip"), "zip", {{"secret.txt", "attack at dawn"}}, "pw");
+  try {
+    extract_archive(path("secret.zip"), path("out"));
+    FAIL() << "extracted an encrypted member";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("secret.txt"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("out")));
+}
+
+TEST_F(ArchiveTest, DatasetStreamsMatchingMembersOfZipAndTar) {
+  for (const char* format : {"zip", "tar.gz"}) {
+    const std::string archive = path(std::string("a.") + format);
+    write_archive(archive, format, kFolder);
+    std::vector<std::string> paths;
+    std::vector<std::string> bytes;
+    for (const Element& e : archive_dataset(archive, "dataset/cats/*.jpg")) {
+      paths.push_back(e["path"].item<std::string>());
+      bytes.push_back(e["bytes"].item<std::string>());
+    }
+    EXPECT_EQ(paths, (std::vector<std::string>{"dataset/cats/cat.1.jpg", "dataset/cats/cat.2.jpg"}))
+        << format;
+    EXPECT_EQ(bytes, (std::vector<std::string>{"meow-one", std::string(100000, 'c')}));
+    int64_t all = 0;
+    for (const Element& e : archive_dataset(archive, "**/*.jpg")) all += e.size() == 2 ? 1 : 0;
+    EXPECT_EQ(all, 3);
+  }
+  EXPECT_THROW(archive_dataset(path("absent.zip")), NotFound);
+  // A member over the size limit is an error naming it, at its place.
+  Iterator it = archive_dataset(path("a.zip"), "", 1000).make_iterator();
+  ASSERT_TRUE(it.next().has_value());
+  try {
+    it.next();
+    FAIL() << "no error";
+  } catch (const ResourceExhausted& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset/cats/cat.2.jpg"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GlobMatchPathTest, DoubleStarSpansComponents) {
+  EXPECT_TRUE(glob_match_path("**/*.jpg", "a.jpg"));
+  EXPECT_TRUE(glob_match_path("**/*.jpg", "x/y/a.jpg"));
+  EXPECT_TRUE(glob_match_path("x/**", "x/y/z"));
+  EXPECT_TRUE(glob_match_path("x/**/z", "x/z"));
+  EXPECT_FALSE(glob_match_path("*.jpg", "x/a.jpg"));
+  EXPECT_FALSE(glob_match_path("x/*/z", "x/a/b/z"));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,271 @@
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "core/errors.h"
+#include "formats/image.h"
+#include "formats/jpeg.h"
+#include "formats/png.h"
+
+namespace sluice {
+namespace {
+
+// A smooth test picture with an edge: what photos look like to a codec.
+Tensor picture(int64_t height, int64_t width, int64_t channels) {
+  Tensor t(DType::kUInt8, Shape{height, width, channels});
+  uint8_t* p = t.data<uint8_t>();
+  for (int64_t y = 0; y < height; ++y) {
+    for (int64_t x = 0; x < width; ++x) {
+      for (int64_t c = 0; c < channels; ++c) {
+        double v = 128 + 90 * std::sin(0.07 * x + 0.05 * y + 1.3 * c) + (x > width / 2 ? 20 : -20);
+        *p++ = static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
+      }
+    }
+  }
+  return t;
+}
+
+double psnr(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double sum = 0;
+  const auto x = a.values<uint8_t>();
+  const auto y = b.values<uint8_t>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = static_cast<double>(x[i]) - static_cast<double>(y[i]);
+    sum += d * d;
+  }
+  const double mse = sum / static_cast<double>(x.size());
+  return mse == 0 ? 99.0 : 10 * std::log10(255.0 * 255.0 / mse);
+}
+
+// Averages d×d blocks (partial blocks at the edges average what they have).
+Tensor box_downsample(const Tensor& image, int d) {
+  const int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
+  Tensor out(DType::kUInt8, Shape{(h + d - 1) / d, (w + d - 1) / d, c});
+  for (int64_t y = 0; y < out.dim(0); ++y) {
+    for (int64_t x = 0; x < out.dim(1); ++x) {
+      for (int64_t k = 0; k < c; ++k) {
+        double sum = 0;
+        int n = 0;
+        for (int64_t yy = y * d; yy < std::min(h, (y + 1) * d); ++yy) {
+          for (int64_t xx = x * d; xx < std::min(w, (x + 1) * d); ++xx, ++n) {
+            sum += image.data<uint8_t>()[(yy * w + xx) * c + k];
+          }
+        }
+        out.data<uint8_t>()[(y * out.dim(1) + x) * c + k] = static_cast<uint8_t>(sum / n + 0.5);
+      }
+    }
+  }
+  return out;
+}
+
+template <class E>
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(JpegTest, RgbRoundTripWithinPsnr) {
+  const Tensor original = picture(60, 100, 3);
+  const std::string bytes = encode_jpeg(original, {.quality = 95});
+  EXPECT_EQ(sniff_image_format(bytes), ImageFormat::kJpeg);
+  const Tensor decoded = decode_jpeg(bytes);
+  ASSERT_EQ(decoded.shape(), (Shape{60, 100, 3}));
+  EXPECT_GT(psnr(original, decoded), 33.0);
+  // Lower quality: smaller and worse, but still the same picture.
+  const std::string small = encode_jpeg(original, {.quality = 30});
+  EXPECT_LT(small.size(), bytes.size());
+  const double low = psnr(original, decode_jpeg(small));
+  EXPECT_GT(low, 25.0);
+  EXPECT_LT(low, psnr(original, decoded));
+}
+
+TEST(JpegTest, GrayRoundTripAndChannelConversion) {
+  const Tensor gray = picture(40, 48, 1);
+  const std::string bytes = encode_jpeg(gray, {.quality = 95});
+  const JpegHeader header = read_jpeg_header(bytes);
+  EXPECT_EQ(header.width, 48);
+  EXPECT_EQ(header.height, 40);
+  EXPECT_EQ(header.channels, 1);
+  const Tensor decoded = decode_jpeg(bytes);
+  ASSERT_EQ(decoded.shape(), (Shape{40, 48, 1}));
+  EXPECT_GT(psnr(gray, decoded), 38.0);
+  const Tensor rgb = decode_jpeg(bytes, {.channels = 3});
+  ASSERT_EQ(rgb.shape(), (Shape{40, 48, 3}));
+  for (int64_t i = 0; i < 40 * 48; ++i) {
+    ASSERT_EQ(rgb.data<uint8_t>()[3 * i], decoded.data<uint8_t>()[i]);
+    ASSERT_EQ(rgb.data<uint8_t>()[3 * i + 2], decoded.data<uint8_t>()[i]);
+  }
+  const Tensor colour = picture(40, 48, 3);
+  const Tensor as_gray = decode_jpeg(encode_jpeg(colour), {.channels = 1});
+  EXPECT_EQ(as_gray.shape(), (Shape{40, 48, 1}));
+}
+
+TEST(JpegTest, DctScaledSizesAndContent) {
+  const Tensor original = picture(60, 100, 3);
+  const std::string bytes = encode_jpeg(original, {.quality = 95, .chroma_downsampling = false});
+  const int sizes[][3] = {{2, 30, 50}, {4, 15, 25}, {8, 8, 13}};
+  for (const auto& [d, h, w] : sizes) {
+    const Tensor scaled = decode_jpeg(bytes, {.scale_denominator = d});
+    ASSERT_EQ(scaled.shape(), (Shape{h, w, 3})) << "1/" << d;
+    if (d < 8) {
+      EXPECT_GT(psnr(box_downsample(original, d), scaled), 24.0) << "1/" << d;
+    }
+  }
+  // min_size picks the smallest scale not below the request.
+  EXPECT_EQ(jpeg_scale_denominator(60, 100, {.min_height = 14, .min_width = 20}), 4);
+  EXPECT_EQ(jpeg_scale_denominator(60, 100, {.min_height = 15, .min_width = 26}), 2);
+  EXPECT_EQ(jpeg_scale_denominator(60, 100, {.min_height = 8, .min_width = 13}), 8);
+  EXPECT_EQ(jpeg_scale_denominator(60, 100, {.min_height = 61}), 1);
+  EXPECT_EQ(decode_jpeg(bytes, {.min_height = 14, .min_width = 20}).shape(), (Shape{15, 25, 3}));
+  EXPECT_THROW(decode_jpeg(bytes, {.scale_denominator = 3}), InvalidArgument);
+  EXPECT_THROW(decode_jpeg(bytes, {.channels = 2}), InvalidArgument);
+}
+
+TEST(JpegTest, HugeHeaderIsRefusedBeforeDecoding) {
+  std::string bytes = encode_jpeg(picture(16, 16, 3));
+  const size_t sof = bytes.find("\xFF\xC0", 2);
+  ASSERT_NE(sof, std::string::npos);
+  // SOF0: FF C0, length (2), precision (1), height (2), width (2).
+  for (size_t i = sof + 5; i < sof + 9; ++i) bytes[i] = '\xFF';
+  const std::string message =
+      error_of<ResourceExhausted>([&] { decode_jpeg(bytes, {}, "evil.jpg"); });
+  EXPECT_NE(message.find("evil.jpg"), std::string::npos) << message;
+  EXPECT_NE(message.find("65535x65535"), std::string::npos) << message;
+  EXPECT_THROW(read_jpeg_header(bytes), ResourceExhausted);
+  // A lower limit applies to honest files too.
+  EXPECT_THROW(decode_jpeg(encode_jpeg(picture(16, 16, 3)), {.max_pixels = 255}),
+               ResourceExhausted);
+}
+
+TEST(JpegTest, TruncatedAtSeveralCutPointsNamesTheSource) {
+  const std::string bytes = encode_jpeg(picture(64, 64, 3), {.quality = 90});
+  for (size_t cut : {size_t{0}, size_t{2}, size_t{20}, bytes.size() / 4, bytes.size() / 2,
+                     bytes.size() - 40, bytes.size() - 2}) {
+    try {
+      decode_jpeg(std::string_view(bytes).substr(0, cut), {}, "cats/cat.7.jpg");
+      ADD_FAILURE() << "cut at " << cut << " of " << bytes.size() << " decoded";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::kInvalidArgument || e.code() == ErrorCode::kDataLoss)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("cats/cat.7.jpg"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(decode_jpeg("not a jpeg at all"), InvalidArgument);
+}
+
+TEST(JpegTest, EncodeRefusesBadInput) {
+  EXPECT_THROW(encode_jpeg(Tensor(DType::kFloat32, Shape{2, 2, 3})), InvalidArgument);
+  EXPECT_THROW(encode_jpeg(Tensor(DType::kUInt8, Shape{2, 2, 2})), InvalidArgument);
+  EXPECT_THROW(encode_jpeg(picture(2, 2, 3), {.quality = 0}), InvalidArgument);
+}
+
+TEST(PngTest, LosslessRoundTripForEveryChannelCount) {
+  for (int64_t c = 1; c <= 4; ++c) {
+    const Tensor original = picture(33, 17, c);
+    const std::string bytes = encode_png(original);
+    EXPECT_EQ(sniff_image_format(bytes), ImageFormat::kPng);
+    const PngHeader header = read_png_header(bytes);
+    EXPECT_EQ(header.width, 17);
+    EXPECT_EQ(header.height, 33);
+    EXPECT_EQ(header.channels, c);
+    EXPECT_TRUE(decode_png(bytes).equals(original)) << c << " channels";
+    EXPECT_TRUE(decode_image(bytes, 0, "x.png").equals(original));
+  }
+}
+
+TEST(PngTest, CompressionLevelChangesSizeNotPixels) {
+  const Tensor original = picture(64, 64, 3);
+  const std::string none = encode_png(original, 0);
+  const std::string best = encode_png(original, 9);
+  EXPECT_LT(best.size(), none.size());
+  EXPECT_GT(none.size(), 64u * 64u * 3u);  // Stored blocks: at least the raw pixels.
+  EXPECT_TRUE(decode_png(none).equals(original));
+  EXPECT_TRUE(decode_png(best).equals(original));
+  EXPECT_THROW(encode_png(original, 10), InvalidArgument);
+}
+
+TEST(PngTest, ChannelConversion) {
+  const Tensor rgb = picture(8, 8, 3);
+  const std::string bytes = encode_png(rgb);
+  const Tensor rgba = decode_png(bytes, 4);
+  ASSERT_EQ(rgba.shape(), (Shape{8, 8, 4}));
+  EXPECT_EQ(rgba.data<uint8_t>()[3], 255);  // Opaque.
+  EXPECT_EQ(rgba.data<uint8_t>()[0], rgb.data<uint8_t>()[0]);
+  EXPECT_EQ(decode_png(bytes, 1).shape(), (Shape{8, 8, 1}));
+  EXPECT_THROW(decode_png(bytes, 5), InvalidArgument);
+}
+
+// Offset of the chunk of `type` (its length field) in a PNG.
+size_t chunk_offset(const std::string& png, const char* type) {
+  size_t at = 8;
+  while (at + 8 <= png.size()) {
+    const uint32_t length = (uint32_t{static_cast<uint8_t>(png[at])} << 24) |
+                            (uint32_t{static_cast<uint8_t>(png[at + 1])} << 16) |
+                            (uint32_t{static_cast<uint8_t>(png[at + 2])} << 8) |
+                            uint32_t{static_cast<uint8_t>(png[at + 3])};
+    if (png.compare(at + 4, 4, type) == 0) return at;
+    at += 12 + length;
+  }
+  return std::string::npos;
+}
+
+TEST(PngTest, BadCrcIsDataLossNamingTheSource) {
+  std::string bytes = encode_png(picture(16, 16, 3));
+  const size_t idat = chunk_offset(bytes, "IDAT");
+  ASSERT_NE(idat, std::string::npos);
+  const uint32_t length = (uint32_t{static_cast<uint8_t>(bytes[idat + 2])} << 8) |
+                          static_cast<uint8_t>(bytes[idat + 3]);
+  bytes[idat + 8 + length] ^= 0x01;  // First CRC byte.
+  const std::string message = error_of<DataLoss>([&] { decode_png(bytes, 0, "data.zip:a/b.png"); });
+  EXPECT_NE(message.find("data.zip:a/b.png"), std::string::npos) << message;
+  EXPECT_NE(message.find("CRC"), std::string::npos) << message;
+}
+
+TEST(PngTest, TruncatedAndCorruptAreErrors) {
+  const std::string bytes = encode_png(picture(32, 32, 3), 9);
+  for (size_t cut : {size_t{4}, size_t{20}, bytes.size() / 2, bytes.size() - 13}) {
+    try {
+      decode_png(std::string_view(bytes).substr(0, cut), 0, "t.png");
+      ADD_FAILURE() << "cut at " << cut << " decoded";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::kInvalidArgument || e.code() == ErrorCode::kDataLoss)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("t.png"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(PngTest, HugeHeaderIsResourceExhausted) {
+  std::string bytes = encode_png(picture(4, 4, 1));
+  const size_t ihdr = chunk_offset(bytes, "IHDR");
+  ASSERT_EQ(ihdr, 8u);
+  // 20000 x 20000 = 400 MP, with a correct CRC so only the limit refuses it.
+  const std::string big("\x00\x00\x4E\x20", 4);
+  bytes.replace(ihdr + 8, 4, big);
+  bytes.replace(ihdr + 12, 4, big);
+  const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(bytes.data() + ihdr + 4), 17);
+  for (int i = 0; i < 4; ++i) bytes[ihdr + 21 + i] = static_cast<char>(crc >> (24 - 8 * i));
+  const std::string message = error_of<ResourceExhausted>([&] { decode_png(bytes, 0, "big.png"); });
+  EXPECT_NE(message.find("big.png"), std::string::npos) << message;
+}
+
+TEST(ImageTest, DecodeImageRefusesOtherFormats) {
+  const std::string message = error_of<InvalidArgument>([&] { decode_image("GIF89a....", 0, "x.gif"); });
+  EXPECT_NE(message.find("x.gif"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,182 @@
+// The `sluice records` tools, called as functions on files the test writes.
+#include "apps/records_command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "dataset/idx_dataset.h"
+#include "dataset/tfrecord_dataset.h"
+#include "formats/example.h"
+#include "formats/example_values.h"
+#include "formats/jpeg.h"
+#include "formats/png.h"
+#include "formats/tfrecord_writer.h"
+#include "tests/formats/testing.h"
+
+namespace sluice::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecordsCommandTest : public sluice::testing::TempDirTest {
+ protected:
+  // n records of Examples {"id": [i], "name": ["r<i>"]}.
+  std::string write_examples(const std::string& name, int n, Compression c = Compression::kNone) {
+    TFRecordWriter writer(path(name), c);
+    for (int i = 0; i < n; ++i) {
+      ExampleValues e;
+      e["id"] = FeatureValues::of_ints({i});
+      std::string text = "r";
+      text += std::to_string(i);
+      e["name"] = FeatureValues::of_bytes({text});
+      e["w"] = FeatureValues::of_floats({0.5f, 1.5f});
+      e["empty"] = FeatureValues{};
+      writer.write(serialize_example(e));
+    }
+    writer.close();
+    return path(name);
+  }
+
+  Tensor solid(int64_t h, int64_t w, uint8_t v) {
+    Tensor t(DType::kUInt8, Shape{h, w, 3});
+    for (uint8_t& x : t.values<uint8_t>()) x = v;
+    return t;
+  }
+};
+
+TEST_F(RecordsCommandTest, CountPlainAndGzipDetected) {
+  const std::string plain = write_examples("a.tfrecord", 5);
+  const std::string gz = write_examples("b.tfrecord.gz", 7, Compression::kGzip);
+  EXPECT_EQ(count_records({plain, gz}, records_compression("")), 12);
+  EXPECT_EQ(count_records({gz}, records_compression("gzip")), 7);
+  EXPECT_THROW(count_records({gz}, records_compression("none")), DataLoss);
+  EXPECT_THROW(records_compression("lz4"), InvalidArgument);
+}
+
+TEST_F(RecordsCommandTest, VerifyNamesFileAndOffsetOfTheFirstBadRecord) {
+  const std::string good = write_examples("good", 3);
+  const std::string bad = write_examples("bad", 4);
+  std::string bytes = sluice::testing::read_file(bad);
+  // Each record here is the same size; flip a payload byte of the third record.
+  const size_t record_size = bytes.size() / 4;
+  bytes[2 * record_size + 12 + 3] ^= 0x40;
+  sluice::testing::write_file(bad, bytes);
+  const VerifyResult r = verify_records({good, bad}, Compression::kAuto);
+  EXPECT_EQ(r.records, 3 + 2);
+  EXPECT_EQ(r.corrupt, 1);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find(bad), std::string::npos) << r.errors[0];
+  EXPECT_NE(r.errors[0].find("corrupted record at " + std::to_string(2 * record_size + 12)),
+            std::string::npos)
+      << r.errors[0];
+  EXPECT_THROW(count_records({bad}, Compression::kNone), DataLoss);
+}
+
+TEST_F(RecordsCommandTest, ShowPrintsOneJsonObjectPerExample) {
+  const std::string file = write_examples("s", 4);
+  const std::vector<std::string> lines = show_records(file, Compression::kAuto, 2);
+  ASSERT_EQ(lines.size(), 2u);
+  const auto json = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(json["id"]["type"], "int64_list");
+  EXPECT_EQ(json["id"]["values"], nlohmann::json::array({1}));
+  EXPECT_EQ(json["name"]["type"], "bytes_list");
+  EXPECT_EQ(json["name"]["values"][0], "r1");
+  EXPECT_EQ(json["w"]["values"], nlohmann::json::array({0.5, 1.5}));
+  EXPECT_EQ(json["empty"]["type"], "none");
+  EXPECT_EQ(show_records(file, Compression::kAuto, -1).size(), 4u);
+  // Not an Example: the error names the file and record.
+  {
+    TFRecordWriter writer(path("junk"));
+    writer.write("\xFF\xFF\xFF");
+    writer.close();
+  }
+  try {
+    show_records(path("junk"), Compression::kNone, -1);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("junk record 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RecordsCommandTest, ConvertImageFolderKeepsOriginalBytes) {
+  fs::create_directories(path("imgs/cat"));
+  fs::create_directories(path("imgs/dog"));
+  const std::string jpeg = encode_jpeg(solid(6, 10, 50));
+  const std::string png = encode_png(solid(3, 4, 200));
+  sluice::testing::write_file(path("imgs/cat/a.jpg"), jpeg);
+  sluice::testing::write_file(path("imgs/dog/b.png"), png);
+  sluice::testing::write_file(path("imgs/dog/c.png"), png);
+  const ConvertResult r = convert_records(path("imgs"), path("out/train"), 2, Compression::kGzip);
+  EXPECT_EQ(r.records, 3);
+  ASSERT_EQ(r.files, (std::vector<std::string>{path("out/train-00000-of-00002"),
+                                               path("out/train-00001-of-00002")}));
+  for (const auto& entry : fs::directory_iterator(path("out"))) {
+    EXPECT_EQ(entry.path().extension(), "") << "temporary file left: " << entry.path();
+  }
+  EXPECT_EQ(count_records(r.files, Compression::kAuto), 3);
+  // Round-robin: shard 0 has records 0 and 2.
+  const std::vector<std::string> shard0 = show_records(r.files[0], Compression::kAuto, -1);
+  ASSERT_EQ(shard0.size(), 2u);
+  const auto first = nlohmann::json::parse(shard0[0]);
+  EXPECT_EQ(first["image/format"]["values"][0], "jpeg");
+  EXPECT_EQ(first["image/height"]["values"][0], 6);
+  EXPECT_EQ(first["image/width"]["values"][0], 10);
+  EXPECT_EQ(first["image/class/label"]["values"][0], 0);
+  EXPECT_EQ(first["image/class/text"]["values"][0], "cat");
+  // The encoded bytes are the file's own.
+  FeatureSpec spec;
+  spec["image/encoded"] = FixedLenFeature{Shape{}, DType::kString, std::nullopt};
+  spec["image/class/label"] = FixedLenFeature{Shape{}, DType::kInt64, std::nullopt};
+  std::vector<std::string> encoded;
+  std::vector<int64_t> labels;
+  for (const Element& e : TFRecordDataset(r.files, "GZIP")) {
+    const Element parsed = parse_single_example(e[0].item<std::string>(), spec);
+    encoded.push_back(parsed["image/encoded"].item<std::string>());
+    labels.push_back(parsed["image/class/label"].item<int64_t>());
+  }
+  EXPECT_EQ(encoded, (std::vector<std::string>{jpeg, png, png}));
+  EXPECT_EQ(labels, (std::vector<int64_t>{0, 1, 1}));
+}
+
+TEST_F(RecordsCommandTest, FailedConvertLeavesNothingBehind) {
+  fs::create_directories(path("imgs/cat"));
+  fs::create_directories(path("out"));
+  sluice::testing::write_file(path("imgs/cat/a.jpg"), encode_jpeg(solid(4, 4, 1)));
+  sluice::testing::write_file(path("imgs/cat/b.jpg"), "\xFF\xD8\xFF\xE0 broken");
+  try {
+    convert_records(path("imgs"), path("out/x"), 3, Compression::kNone);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("b.jpg"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(path("out")));
+  EXPECT_THROW(convert_records(path("imgs"), path("out/x"), 0, Compression::kNone),
+               InvalidArgument);
+  EXPECT_THROW(convert_records(path("nowhere"), path("out/x"), 1, Compression::kNone), NotFound);
+}
+
+TEST_F(RecordsCommandTest, ConvertFashionMnistTest) {
+  if (!fs::exists(std::string(kFashionMnistDir) + "/t10k-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  const ConvertResult r = convert_records("fashion-mnist:test", path("fm"), 1, Compression::kNone);
+  EXPECT_EQ(r.records, 10000);
+  const auto first = nlohmann::json::parse(show_records(r.files[0], Compression::kAuto, 1)[0]);
+  EXPECT_EQ(first["image/format"]["values"][0], "png");
+  EXPECT_EQ(first["image/height"]["values"][0], 28);
+  FeatureSpec spec;
+  spec["image/encoded"] = FixedLenFeature{Shape{}, DType::kString, std::nullopt};
+  for (const Element& e : TFRecordDataset(r.files).take(3)) {
+    const Tensor image = decode_png(parse_single_example(e[0].item<std::string>(), spec)["image/encoded"].item<std::string>());
+    EXPECT_EQ(image.shape(), (Shape{28, 28, 1}));
+  }
+}
+
+}  // namespace
+}  // namespace sluice::app
