@@ -75,15 +75,7 @@ Tensor::Tensor(Tensor&& other) noexcept
 }
 
 Tensor& Tensor::operator=(const Tensor& other) {
-  if (this != &other) {
-    if (other.buffer_) other.buffer_->ref();
-    release();
-    shape_ = other.shape_;
-    dtype_ = other.dtype_;
-    buffer_ = other.buffer_;
-    offset_ = other.offset_;
-    std::memcpy(inline_, other.inline_, kInlineBytes);
-  }
+  if (this != &other) *this = Tensor(other);
   return *this;
 }
 
