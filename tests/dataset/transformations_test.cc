@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -316,10 +317,21 @@ namespace {
 // defers to Options::deterministic.
 TEST(DeterminismConfigurationTest, LocalSettingWinsAndUnsetDefersToOptions) {
   auto make = [](std::optional<bool> local) {
-    // Element 0 is slow: a non-deterministic map lets the others overtake it.
+    // Element 0 is held back until three later elements have been mapped (the parallel window
+    // always has room for three more tasks), so a non-deterministic map must deliver some of
+    // them before it, whatever the machine's speed.
+    auto later_done = std::make_shared<std::atomic<int>>(0);
     return Dataset::range(20).map(
-        [](const Tensor& x) {
-          if (x.item<int64_t>() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        [later_done](const Tensor& x) {
+          if (x.item<int64_t>() != 0) {
+            ++*later_done;
+          } else {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+            while (*later_done < 3 && std::chrono::steady_clock::now() < deadline) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
           return x;
         },
         {.num_parallel_calls = 2, .deterministic = local});
