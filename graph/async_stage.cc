@@ -27,7 +27,7 @@ constexpr size_t kMaxAdaptiveTaskSize = 1024;
 
 class AsyncStageIterator final : public StageIterator {
  public:
-  AsyncStageIterator(ExecContext& ctx, StageStats* stats, Input input, AsyncStageConfig config)
+  AsyncStageIterator(ExecContext& ctx, StageStats* stats, StageInput input, AsyncStageConfig config)
       : StageIterator(stats),
         ctx_(ctx),
         stats_(stats),
@@ -179,7 +179,7 @@ class AsyncStageIterator final : public StageIterator {
 
   ExecContext& ctx_;
   StageStats* stats_;
-  Input input_;  // Used by the feeder thread only.
+  StageInput input_;  // Used by the feeder thread only.
   AsyncStageConfig config_;
   uint64_t waker_ = 0;
 
@@ -208,7 +208,7 @@ class AsyncStageIterator final : public StageIterator {
 
 }  // namespace
 
-std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, Input input,
+std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, StageInput input,
                                                 AsyncStageConfig config) {
   return std::make_unique<AsyncStageIterator>(ctx, stats, std::move(input), std::move(config));
 }

@@ -49,7 +49,7 @@ struct AsyncStageConfig {
 };
 
 // Makes the iterator of an async stage over `input`.
-std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, Input input,
+std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, StageInput input,
                                                 AsyncStageConfig config);
 
 }  // namespace sluice

@@ -108,9 +108,9 @@ class ExecContext {
 };
 
 // Convenience for stages: the first element of `inputs` of a node, lowered with this path.
-inline Input lower_input(ExecContext& ctx, const PlanNode& node, const StagePath& path,
+inline StageInput lower_input(ExecContext& ctx, const PlanNode& node, const StagePath& path,
                          StageStats* owner, int index = 0) {
-  return Input(ctx.lower(*node.inputs().at(static_cast<size_t>(index)), &path, index), owner);
+  return StageInput(ctx.lower(*node.inputs().at(static_cast<size_t>(index)), &path, index), owner);
 }
 
 }  // namespace sluice

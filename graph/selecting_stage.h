@@ -9,7 +9,7 @@ namespace sluice {
 
 class SelectingIterator : public StageIterator {
  public:
-  SelectingIterator(StageStats* stats, Input input)
+  SelectingIterator(StageStats* stats, StageInput input)
       : StageIterator(stats), input_(std::move(input)) {}
 
  protected:
@@ -35,7 +35,7 @@ class SelectingIterator : public StageIterator {
   }
 
  private:
-  Input input_;
+  StageInput input_;
 };
 
 }  // namespace sluice

@@ -37,7 +37,7 @@ bool StageIterator::next(Chunk& out, size_t max) {
   return more;
 }
 
-bool Input::next(Chunk& out, size_t max) {
+bool StageInput::next(Chunk& out, size_t max) {
   const bool more = iterator_->next(out, max);
   owner_->input_wait_ns.fetch_add(iterator_->last_call_ns(), std::memory_order_relaxed);
   return more;

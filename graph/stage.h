@@ -56,10 +56,10 @@ class StageIterator {
 
 // A stage's handle on one of its inputs: pulls from it and charges the time to the owner's
 // input-wait statistics.
-class Input {
+class StageInput {
  public:
-  Input() = default;
-  Input(std::unique_ptr<StageIterator> iterator, StageStats* owner)
+  StageInput() = default;
+  StageInput(std::unique_ptr<StageIterator> iterator, StageStats* owner)
       : iterator_(std::move(iterator)), owner_(owner) {}
 
   bool next(Chunk& out, size_t max);

@@ -7,7 +7,7 @@ namespace {
 
 class BatchIterator final : public StageIterator {
  public:
-  BatchIterator(StageStats* stats, Input input, int64_t batch_size, bool drop_remainder,
+  BatchIterator(StageStats* stats, StageInput input, int64_t batch_size, bool drop_remainder,
                 const PaddingSpec* padding)
       : StageIterator(stats),
         input_(std::move(input)),
@@ -32,7 +32,7 @@ class BatchIterator final : public StageIterator {
   }
 
  private:
-  Input input_;
+  StageInput input_;
   size_t batch_size_;
   bool drop_remainder_;
   const PaddingSpec* padding_;
@@ -52,7 +52,7 @@ class UnbatchNode final : public PlanNodeOf<UnbatchNode> {
                                                const StagePath& path) const override {
     class It final : public StageIterator {
      public:
-      It(StageStats* stats, Input input) : StageIterator(stats), input_(std::move(input)) {}
+      It(StageStats* stats, StageInput input) : StageIterator(stats), input_(std::move(input)) {}
 
      protected:
       bool next_internal(Chunk& out, size_t max) override {
@@ -98,7 +98,7 @@ class UnbatchNode final : public PlanNodeOf<UnbatchNode> {
         return rows_ > 0;
       }
 
-      Input input_;
+      StageInput input_;
       Chunk pending_;
       Element current_;
       int64_t row_ = 0;

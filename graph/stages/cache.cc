@@ -191,7 +191,7 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
   // The first pass: passes the input on and records it.
   class Record final : public StageIterator {
    public:
-    Record(StageStats* stats, Input input, std::shared_ptr<MemoryCache> memory,
+    Record(StageStats* stats, StageInput input, std::shared_ptr<MemoryCache> memory,
            std::string prefix)
         : StageIterator(stats), input_(std::move(input)), memory_(std::move(memory)),
           prefix_(std::move(prefix)) {
@@ -273,7 +273,7 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
       }
     }
 
-    Input input_;
+    StageInput input_;
     std::shared_ptr<MemoryCache> memory_;
     std::vector<Element> recorded_;
     std::string prefix_, lockfile_, temp_;

@@ -23,7 +23,7 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
                                                const StagePath& path) const override {
     class It final : public StageIterator {
      public:
-      It(StageStats* stats, std::vector<Input> inputs)
+      It(StageStats* stats, std::vector<StageInput> inputs)
           : StageIterator(stats), inputs_(std::move(inputs)), pending_(inputs_.size()) {}
 
      protected:
@@ -66,12 +66,12 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
         return Item{Element(std::move(components), named ? std::move(names) : nullptr), nullptr};
       }
 
-      std::vector<Input> inputs_;
+      std::vector<StageInput> inputs_;
       std::vector<Chunk> pending_;
       bool ended_ = false;
     };
     StageStats* stats = ctx.stats_for(path, name(), false);
-    std::vector<Input> inputs;
+    std::vector<StageInput> inputs;
     for (size_t k = 0; k < this->inputs().size(); ++k) {
       inputs.push_back(lower_input(ctx, *this, path, stats, static_cast<int>(k)));
     }
@@ -114,7 +114,7 @@ class ConcatenateNode final : public PlanNodeOf<ConcatenateNode> {
       ExecContext& ctx_;
       StagePath path_;
       const ConcatenateNode& node_;
-      Input input_;
+      StageInput input_;
       int which_ = 0;
     };
     return std::make_unique<It>(ctx, path, *this, ctx.stats_for(path, name(), false));

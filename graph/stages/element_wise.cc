@@ -18,7 +18,7 @@ class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
                                                const StagePath& path) const override {
     class It final : public StageIterator {
      public:
-      It(StageStats* stats, Input input, int64_t start)
+      It(StageStats* stats, StageInput input, int64_t start)
           : StageIterator(stats), input_(std::move(input)), next_(start) {}
 
      protected:
@@ -51,7 +51,7 @@ class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
       }
 
      private:
-      Input input_;
+      StageInput input_;
       int64_t next_;
       std::shared_ptr<const Element::Names> names_source_;
       std::shared_ptr<const Element::Names> names_;
@@ -78,7 +78,7 @@ class IgnoreErrorsNode final : public PlanNodeOf<IgnoreErrorsNode> {
                                                const StagePath& path) const override {
     class It final : public SelectingIterator {
      public:
-      It(StageStats* stats, Input input, bool log_warning)
+      It(StageStats* stats, StageInput input, bool log_warning)
           : SelectingIterator(stats, std::move(input)), log_warning_(log_warning) {}
 
      protected:

@@ -74,7 +74,7 @@ class InterleaveIterator final : public StageIterator {
  private:
   struct Slot {
     PlanPtr plan;  // Declared before the iterator made from it, so it outlives it.
-    std::optional<Input> dataset;
+    std::optional<StageInput> dataset;
     Chunk buffer;
     size_t cursor = 0;
 
@@ -122,14 +122,14 @@ class InterleaveIterator final : public StageIterator {
     }
     StagePath inner{path_.key + "/cycle", path_.depth + 1};
     StageStats* inner_stats = ctx_.stats_for(inner, "interleave cycle", parallel_);
-    Input dataset(ctx_.lower(*slot.plan, &inner, 0), inner_stats);
+    StageInput dataset(ctx_.lower(*slot.plan, &inner, 0), inner_stats);
     if (parallel_) {
       AsyncStageConfig config;
       config.parallelism = 1;
       config.max_tasks = SIZE_MAX;
       config.max_elements = 2 * block_length_;
       config.body = [](AsyncTask&) {};
-      dataset = Input(make_async_stage(ctx_, inner_stats, std::move(dataset), std::move(config)),
+      dataset = StageInput(make_async_stage(ctx_, inner_stats, std::move(dataset), std::move(config)),
                       &stats());
     }
     slot.dataset.emplace(std::move(dataset));
@@ -139,7 +139,7 @@ class InterleaveIterator final : public StageIterator {
   ExecContext& ctx_;
   StagePath path_;
   const InterleaveNode& node_;
-  Input input_;
+  StageInput input_;
   size_t block_length_;
   bool parallel_ = false;
   std::vector<Slot> slots_;

@@ -53,7 +53,7 @@ int resolve_parallelism(int64_t requested, const ExecContext& ctx) {
 
 class SequentialMapIterator final : public StageIterator {
  public:
-  SequentialMapIterator(StageStats* stats, Input input, std::vector<BoundStep> steps,
+  SequentialMapIterator(StageStats* stats, StageInput input, std::vector<BoundStep> steps,
                         std::string name)
       : StageIterator(stats), input_(std::move(input)), steps_(std::move(steps)),
         name_(std::move(name)) {}
@@ -67,7 +67,7 @@ class SequentialMapIterator final : public StageIterator {
   }
 
  private:
-  Input input_;
+  StageInput input_;
   std::vector<BoundStep> steps_;
   std::string name_;
   int64_t index_ = 0;
@@ -87,7 +87,7 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
                                                const StagePath& path) const override {
     class It final : public SelectingIterator {
      public:
-      It(StageStats* stats, Input input, const Predicate& predicate)
+      It(StageStats* stats, StageInput input, const Predicate& predicate)
           : SelectingIterator(stats, std::move(input)), predicate_(predicate) {}
 
      protected:
@@ -125,7 +125,7 @@ MapNode::MapNode(PlanPtr input, std::vector<MapStep> steps, MapSettings settings
 std::unique_ptr<StageIterator> MapNode::make_iterator(ExecContext& ctx,
                                                       const StagePath& path) const {
   StageStats* stats = ctx.stats_for(path, name(), is_async());
-  Input input = lower_input(ctx, *this, path, stats);
+  StageInput input = lower_input(ctx, *this, path, stats);
   std::vector<BoundStep> steps = bind_steps(steps_, ctx, path);
   if (!is_async()) {
     return std::make_unique<SequentialMapIterator>(stats, std::move(input), std::move(steps),
@@ -160,7 +160,7 @@ int64_t MapAndBatchNode::cardinality() const {
 std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
                                                               const StagePath& path) const {
   StageStats* stats = ctx.stats_for(path, name(), true);
-  Input input = lower_input(ctx, *this, path, stats);
+  StageInput input = lower_input(ctx, *this, path, stats);
   AsyncStageConfig config;
   config.parallelism =
       settings_.num_parallel_calls == 0 ? 1 : resolve_parallelism(settings_.num_parallel_calls, ctx);

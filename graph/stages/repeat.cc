@@ -38,7 +38,7 @@ std::unique_ptr<StageIterator> RepeatNode::make_iterator(ExecContext& ctx,
     ExecContext& ctx_;
     StagePath path_;
     const RepeatNode& node_;
-    Input input_;
+    StageInput input_;
     int64_t epoch_ = 0;
     bool produced_this_epoch_ = false;
   };

@@ -21,7 +21,7 @@ class ShardNode final : public PlanNodeOf<ShardNode> {
                                                const StagePath& path) const override {
     class It final : public SelectingIterator {
      public:
-      It(StageStats* stats, Input input, int64_t num_shards, int64_t index)
+      It(StageStats* stats, StageInput input, int64_t num_shards, int64_t index)
           : SelectingIterator(stats, std::move(input)), num_shards_(num_shards), index_(index) {}
 
      protected:

@@ -11,11 +11,11 @@ namespace {
 
 constexpr size_t kReadahead = 64;
 
-// Input read ahead in chunks, handed out one item at a time: a shuffle buffer refills one
+// StageInput read ahead in chunks, handed out one item at a time: a shuffle buffer refills one
 // element per draw without paying a pull per element.
 class Readahead {
  public:
-  Readahead(Input input, size_t chunk) : input_(std::move(input)), chunk_size_(chunk) {}
+  Readahead(StageInput input, size_t chunk) : input_(std::move(input)), chunk_size_(chunk) {}
 
   // The next input item, or false at the end of the input.
   bool next(Item& item) {
@@ -32,7 +32,7 @@ class Readahead {
   }
 
  private:
-  Input input_;
+  StageInput input_;
   size_t chunk_size_;
   Chunk chunk_;
   size_t cursor_ = 0;
@@ -41,7 +41,7 @@ class Readahead {
 
 class ShuffleIterator final : public StageIterator {
  public:
-  ShuffleIterator(StageStats* stats, Input input, size_t buffer_size, uint64_t seed)
+  ShuffleIterator(StageStats* stats, StageInput input, size_t buffer_size, uint64_t seed)
       : StageIterator(stats),
         input_(std::move(input), std::min<size_t>(buffer_size, kReadahead)),
         capacity_(buffer_size),

@@ -10,7 +10,7 @@ namespace {
 // Passes on elements until `remaining_` of them went by; errors pass without counting.
 class TakeIterator final : public StageIterator {
  public:
-  TakeIterator(StageStats* stats, Input input, int64_t count)
+  TakeIterator(StageStats* stats, StageInput input, int64_t count)
       : StageIterator(stats), input_(std::move(input)), remaining_(count) {}
 
  protected:
@@ -26,13 +26,13 @@ class TakeIterator final : public StageIterator {
   }
 
  private:
-  Input input_;
+  StageInput input_;
   int64_t remaining_;
 };
 
 class SkipIterator final : public SelectingIterator {
  public:
-  SkipIterator(StageStats* stats, Input input, int64_t count)
+  SkipIterator(StageStats* stats, StageInput input, int64_t count)
       : SelectingIterator(stats, std::move(input)), to_skip_(count) {}
 
  protected:
