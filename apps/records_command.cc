@@ -88,12 +88,6 @@ nlohmann::json features_json(const ExampleValues& features) {
   return out;
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NotFound(str_cat(path, ": cannot open"));
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 ExampleValues image_example(std::string encoded, ImageFormat format, int64_t height,
                             int64_t width, int64_t label, const std::string& text) {
   ExampleValues e;
@@ -237,19 +231,26 @@ ConvertResult convert_records(const std::string& from, const std::string& prefix
     result.files = out.commit();
     return result;
   }
+  // An image folder, or a zip or tar of one ("x.zip" or "x.zip/sub/path" to pick a folder in it).
   std::error_code ec;
-  if (!fs::is_directory(from, ec)) {
+  bool exists = false;
+  for (fs::path at = from; !exists && !at.empty(); at = at.parent_path()) {
+    exists = fs::is_directory(at, ec) ? at == fs::path(from) : fs::is_regular_file(at, ec);
+    if (at == at.parent_path()) break;
+  }
+  if (!exists) {
     throw NotFound(str_cat("records convert: --from ", from,
-                           " is neither fashion-mnist[:test] nor an image folder"));
+                           " is neither fashion-mnist[:test] nor an image folder or archive"));
   }
   ImageFolderOptions options;
   options.class_mode = ClassMode::kSparse;
   options.verbose = false;
   const ImageFolder folder = image_folder(from, options);
   ShardSet out(prefix, shards, compression);
-  for (size_t i = 0; i < folder.filenames.size(); ++i) {
-    const std::string& path = folder.filenames[i];
-    std::string bytes = read_whole_file(path);
+  // Files are read in order (from an archive, streamed in the folder's sorted order).
+  for (const Element& e : image_folder_files(folder)) {
+    const std::string& path = e["path"].item<std::string>();
+    std::string bytes = e["bytes"].item<std::string>();
     const ImageFormat format = sniff_image_format(bytes);
     int64_t height = 0, width = 0;
     if (format == ImageFormat::kJpeg) {
@@ -263,7 +264,7 @@ ConvertResult convert_records(const std::string& from, const std::string& prefix
     } else {
       throw InvalidArgument(str_cat(path, ": records convert writes JPEG and PNG images only"));
     }
-    const int64_t label = folder.labels[i];
+    const int64_t label = e["label"].item<int64_t>();
     out.write(serialize_example(image_example(std::move(bytes), format, height, width, label,
                                               folder.class_names[static_cast<size_t>(label)])));
   }
@@ -328,7 +329,7 @@ void add_records_command(CLI::App& app) {
 
   auto* convert = records->add_subcommand(
       "convert", "Write fashion-mnist[:test] or an image folder as tf.train.Example TFRecords");
-  convert->add_option("--from", flags->from, "fashion-mnist, fashion-mnist:test or an image folder")
+  convert->add_option("--from", flags->from, "fashion-mnist, fashion-mnist:test, an image folder, or a zip or tar of one (ARCHIVE/SUB/PATH picks a folder in it)")
       ->required();
   convert->add_option("--out", flags->out, "Output prefix: PREFIX-00000-of-0000N")->required();
   convert->add_option("--shards", flags->shards, "Number of output files")->capture_default_str();

@@ -38,8 +38,9 @@ struct ConvertResult {
   int64_t records = 0;
   std::vector<std::string> files;
 };
-// Writes `from` — "fashion-mnist" (the train split), "fashion-mnist:test", or an image folder
-// (one sub-folder per class, JPEG and PNG files) — as tf.train.Examples with image/encoded (PNG
+// Writes `from` — "fashion-mnist" (the train split), "fashion-mnist:test", an image folder (one
+// sub-folder per class, JPEG and PNG files), or a zip or tar of one ("x.zip/dataset/training_set"
+// picks the folder inside it; records in the same order as from the extracted folder) — as tf.train.Examples with image/encoded (PNG
 // for IDX images, the file's own bytes otherwise), image/format, image/height, image/width,
 // image/class/label and image/class/text, record i to shard i % shards of PREFIX-0000k-of-0000n.
 // PREFIX's directory is created when missing. Shards are written under temporary names and renamed only when all succeeded: on an error no

@@ -10,6 +10,9 @@ int main(int argc, char** argv) {
   sluice::app::add_bench_command(app);
   sluice::app::add_records_command(app);
   sluice::app::add_archive_command(app);
+  sluice::app::add_train_command(app);
+  sluice::app::add_evaluate_command(app);
+  sluice::app::add_predict_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,11 +7,18 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "core/errors.h"
 #include "core/strings.h"
+#include "formats/archive.h"
 #include "formats/image.h"
+#include "graph/stage.h"
+#include "graph/stages/sources.h"
 
 namespace sluice {
 namespace {
@@ -104,63 +111,285 @@ Dataset listing_dataset(const std::vector<std::string>& filenames,
 
 }  // namespace
 
-ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw NotFound(str_cat("image_folder: ", dir, ": no such directory"));
-  }
-  std::vector<std::string> class_names = options.classes;
-  if (class_names.empty()) {
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      std::error_code type_ec;
-      if (it->is_directory(type_ec)) class_names.push_back(it->path().filename().string());
-    }
-    std::sort(class_names.begin(), class_names.end());
-    if (class_names.empty()) {
-      throw InvalidArgument(str_cat("image_folder: ", dir,
-                                    " has no class sub-folders (expected one folder per class)"));
-    }
-  }
-  const auto num_classes = static_cast<int64_t>(class_names.size());
-  if (options.class_mode == ClassMode::kBinary && num_classes != 2) {
-    throw InvalidArgument(str_cat("image_folder: class_mode binary needs exactly 2 classes, ", dir,
-                                  " has ", num_classes, ": ", str_join(class_names, ", ")));
-  }
+namespace {
+
+// What a listing finds: ImageFolder without its dataset.
+struct Listing {
+  std::vector<std::string> class_names;
+  std::map<std::string, int64_t> class_indices;
+  std::vector<std::string> filenames;
+  std::vector<int64_t> labels;
+  ClassMode class_mode = ClassMode::kCategorical;
+  std::string root;
+  std::string archive;
+  std::vector<ArchiveMemberRef> members;
+  OrderedReadOptions archive_read;
+};
+
+std::set<std::string> extension_set(const ImageFolderOptions& options) {
   std::set<std::string> extensions;
   for (const std::string& e : options.allowed_extensions) {
     extensions.insert(lower(e.starts_with('.') ? e.substr(1) : e));
   }
+  return extensions;
+}
 
+// Class names as given, or found; checks the count for kBinary and duplicates.
+std::map<std::string, int64_t> check_classes(const std::string& where,
+                                             const std::vector<std::string>& class_names,
+                                             const ImageFolderOptions& options) {
+  if (class_names.empty()) {
+    throw InvalidArgument(str_cat("image_folder: ", where,
+                                  " has no class sub-folders (expected one folder per class)"));
+  }
+  const auto num_classes = static_cast<int64_t>(class_names.size());
+  if (options.class_mode == ClassMode::kBinary && num_classes != 2) {
+    throw InvalidArgument(str_cat("image_folder: class_mode binary needs exactly 2 classes, ",
+                                  where, " has ", num_classes, ": ", str_join(class_names, ", ")));
+  }
   std::map<std::string, int64_t> class_indices;
-  std::vector<std::string> filenames;
-  std::vector<int64_t> labels;
   for (int64_t c = 0; c < num_classes; ++c) {
     const std::string& name = class_names[static_cast<size_t>(c)];
     if (!class_indices.emplace(name, c).second) {
       throw InvalidArgument(str_cat("image_folder: class \"", name, "\" given twice"));
     }
-    const fs::path class_dir = fs::path(dir) / name;
+  }
+  return class_indices;
+}
+
+ImageFolder finish(Listing l, const ImageFolderOptions& options) {
+  const auto num_classes = static_cast<int64_t>(l.class_names.size());
+  if (options.verbose) {
+    std::printf("Found %zu images belonging to %lld classes.\n", l.filenames.size(),
+                static_cast<long long>(num_classes));
+    std::fflush(stdout);
+  }
+  Dataset dataset = listing_dataset(l.filenames, l.labels, num_classes, options.class_mode);
+  return ImageFolder{std::move(dataset),    std::move(l.class_names), std::move(l.class_indices),
+                     std::move(l.filenames), std::move(l.labels),      options.class_mode,
+                     std::move(l.root),      std::move(l.archive),     std::move(l.members),
+                     l.archive_read};
+}
+
+Listing list_directory(const std::string& dir, const ImageFolderOptions& options) {
+  std::error_code ec;
+  Listing folder;
+  folder.root = dir;
+  folder.class_names = options.classes;
+  if (folder.class_names.empty()) {
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      std::error_code type_ec;
+      if (it->is_directory(type_ec)) folder.class_names.push_back(it->path().filename().string());
+    }
+    std::sort(folder.class_names.begin(), folder.class_names.end());
+  }
+  folder.class_indices = check_classes(dir, folder.class_names, options);
+  const std::set<std::string> extensions = extension_set(options);
+  for (size_t c = 0; c < folder.class_names.size(); ++c) {
+    const fs::path class_dir = fs::path(dir) / folder.class_names[c];
     if (!fs::is_directory(class_dir, ec)) {
       throw NotFound(str_cat("image_folder: class folder ", class_dir.string(), " does not exist"));
     }
     for (std::string& file : list_class(class_dir, extensions, options.follow_links)) {
-      filenames.push_back(std::move(file));
-      labels.push_back(c);
+      folder.filenames.push_back(std::move(file));
+      folder.labels.push_back(static_cast<int64_t>(c));
     }
   }
-  if (options.verbose) {
-    std::printf("Found %zu images belonging to %lld classes.\n", filenames.size(),
-                static_cast<long long>(num_classes));
-    std::fflush(stdout);
+  return folder;
+}
+
+// The member path as extracting would place it: "." and empty components dropped; nullopt for
+// absolute paths and ".." components, which safe extraction refuses.
+std::optional<std::string> clean_member_path(std::string_view path) {
+  if (path.starts_with('/')) return std::nullopt;
+  std::string clean;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    const std::string_view part = path.substr(0, slash);
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return std::nullopt;
+    if (!clean.empty()) clean += '/';
+    clean += part;
   }
-  Dataset dataset = listing_dataset(filenames, labels, num_classes, options.class_mode);
-  return ImageFolder{std::move(dataset),  std::move(class_names), std::move(class_indices),
-                     std::move(filenames), std::move(labels),      options.class_mode};
+  return clean;
+}
+
+// Splits "x.zip/a/b" into the archive file "x.zip" and "a/b" when `path` is not itself a
+// directory but one of its prefixes is a regular file. nullopt when there is no such file.
+std::optional<std::pair<std::string, std::string>> split_archive_path(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return std::nullopt;
+  fs::path inside;
+  for (fs::path at = fs::path(path); !at.empty(); at = at.parent_path()) {
+    if (fs::is_regular_file(at, ec)) return std::pair{at.string(), inside.string()};
+    if (fs::exists(at, ec) || !at.has_relative_path() || at == at.parent_path()) break;
+    inside = inside.empty() ? at.filename() : at.filename() / inside;
+  }
+  return std::nullopt;
+}
+
+Listing list_archive(const std::string& archive, const std::string& subpath,
+                     const ImageFolderOptions& options) {
+  const std::optional<std::string> sub = clean_member_path(subpath);
+  if (!sub) {
+    throw InvalidArgument(str_cat("image_folder: archive sub-path '", subpath,
+                                  "' must be relative without '..'"));
+  }
+  const std::string prefix = sub->empty() ? std::string() : *sub + "/";
+  Listing folder;
+  folder.archive = archive;
+  folder.root = sub->empty() ? archive : str_cat(archive, "/", *sub);
+  folder.archive_read = options.archive_read;
+
+  // One pass over the headers: the class folders directly under the root, and the files below
+  // them by their path relative to the root (sorted, as the extracted folder would list them; a
+  // later copy of a member replaces an earlier one, as extraction would).
+  std::set<std::string> found_classes;
+  std::map<std::string, ArchiveMemberRef> files;
+  bool root_seen = sub->empty();
+  ArchiveReader reader(archive);
+  ArchiveEntry entry;
+  for (int64_t ordinal = 0; reader.next(entry); ++ordinal) {
+    const std::optional<std::string> clean = clean_member_path(entry.path);
+    if (!clean || clean->empty()) continue;
+    if (*clean == *sub && entry.type == ArchiveEntryType::kDirectory) root_seen = true;
+    if (!clean->starts_with(prefix) || clean->size() == prefix.size()) continue;
+    root_seen = true;
+    std::string relative = clean->substr(prefix.size());
+    const size_t slash = relative.find('/');
+    if (slash != std::string::npos) found_classes.insert(relative.substr(0, slash));
+    if (entry.type == ArchiveEntryType::kDirectory) {
+      found_classes.insert(relative);
+    } else if (entry.type == ArchiveEntryType::kFile) {
+      if (slash != std::string::npos) {
+        files.insert_or_assign(std::move(relative), ArchiveMemberRef{ordinal, entry.path});
+      }
+    } else {
+      files.erase(relative);  // A link replaces an earlier file of that name; links are skipped.
+    }
+  }
+  if (!root_seen) {
+    throw NotFound(str_cat("image_folder: archive ", archive, " has no folder ", *sub));
+  }
+  folder.class_names = options.classes;
+  if (folder.class_names.empty()) folder.class_names.assign(found_classes.begin(), found_classes.end());
+  folder.class_indices = check_classes(folder.root, folder.class_names, options);
+  const std::set<std::string> extensions = extension_set(options);
+  for (size_t c = 0; c < folder.class_names.size(); ++c) {
+    const std::string& name = folder.class_names[c];
+    if (!found_classes.count(name)) {
+      throw NotFound(str_cat("image_folder: class folder ", folder.root, "/", name,
+                             " does not exist"));
+    }
+    const std::string class_prefix = name + "/";
+    for (auto it = files.lower_bound(class_prefix);
+         it != files.end() && it->first.starts_with(class_prefix); ++it) {
+      if (!allowed(fs::path(it->first), extensions)) continue;
+      folder.filenames.push_back(str_cat(folder.root, "/", it->first));
+      folder.labels.push_back(static_cast<int64_t>(c));
+      folder.members.push_back(it->second);
+    }
+  }
+  return folder;
+}
+
+// The members of an archive folder in the listing's order, with their labels.
+class ArchiveFolderSource final : public ElementSource {
+ public:
+  explicit ArchiveFolderSource(std::shared_ptr<const Listing> folder)
+      : folder_(std::move(folder)),
+        reader_(folder_->archive, folder_->members, folder_->archive_read),
+        names_(std::make_shared<const Element::Names>(
+            folder_->class_mode == ClassMode::kNone
+                ? Element::Names{"path", "bytes"}
+                : Element::Names{"path", "bytes", "label"})) {}
+
+  bool next(Chunk& out, size_t max) override {
+    if (done_) return false;
+    const size_t start = out.size();
+    const auto num_classes = static_cast<int64_t>(folder_->class_names.size());
+    try {
+      std::string bytes;
+      while (out.size() - start < max) {
+        const auto i = static_cast<size_t>(reader_.index());
+        if (!reader_.next(bytes)) break;
+        std::vector<Tensor> components{Tensor::scalar(folder_->filenames[i]),
+                                       Tensor::scalar(std::move(bytes))};
+        if (folder_->class_mode != ClassMode::kNone) {
+          components.push_back(class_label(folder_->labels[i], num_classes, folder_->class_mode));
+        }
+        out.push_back(Item{Element(std::move(components), names_), nullptr});
+      }
+    } catch (...) {
+      out.push_back(Item::failure(std::current_exception()));
+      done_ = true;
+    }
+    return out.size() > start;
+  }
+
+ private:
+  std::shared_ptr<const Listing> folder_;
+  OrderedMemberReader reader_;
+  std::shared_ptr<const Element::Names> names_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return finish(list_directory(dir, options), options);
+  const auto split = split_archive_path(dir);
+  if (!split) throw NotFound(str_cat("image_folder: ", dir, ": no such directory or archive"));
+  std::string subpath = split->second;
+  if (!options.archive_subpath.empty()) {
+    subpath = subpath.empty() ? options.archive_subpath : str_cat(subpath, "/", options.archive_subpath);
+  }
+  return finish(list_archive(split->first, subpath, options), options);
+}
+
+Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls) {
+  const bool labelled = folder.class_mode != ClassMode::kNone;
+  if (folder.archive.empty()) {
+    return folder.dataset.map(
+        [labelled](Element e) {
+          const std::string& path = e["path"].item<std::string>();
+          Tensor bytes = Tensor::scalar(read_whole_file(path));
+          if (!labelled) return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}};
+          return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}, {"label", e["label"]}};
+        },
+        {.num_parallel_calls = num_parallel_calls});
+  }
+  // The listing is shared by the iterators (a copy without the dataset).
+  auto listing = std::make_shared<Listing>();
+  listing->class_names = folder.class_names;
+  listing->filenames = folder.filenames;
+  listing->labels = folder.labels;
+  listing->class_mode = folder.class_mode;
+  listing->root = folder.root;
+  listing->archive = folder.archive;
+  listing->members = folder.members;
+  listing->archive_read = folder.archive_read;
+  std::shared_ptr<const Listing> shared = std::move(listing);
+  return Dataset::from_plan(make_source(
+      "image_folder_archive", static_cast<int64_t>(folder.filenames.size()),
+      [shared] { return std::make_unique<ArchiveFolderSource>(shared); }));
 }
 
 Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num_parallel_calls) {
   const bool labelled = folder.class_mode != ClassMode::kNone;
+  if (!folder.archive.empty()) {
+    return image_folder_files(folder).map(
+        [channels, labelled](Element e) {
+          Tensor image = decode_image(e["bytes"].item<std::string>(), channels,
+                                      e["path"].item<std::string>());
+          if (!labelled) return Element{{"image", std::move(image)}};
+          return Element{{"image", std::move(image)}, {"label", e["label"]}};
+        },
+        {.num_parallel_calls = num_parallel_calls});
+  }
   return folder.dataset.map(
       [channels, labelled](Element e) {
         const std::string& path = e["path"].item<std::string>();

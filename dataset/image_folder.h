@@ -1,6 +1,12 @@
 // image_folder: a directory with one sub-folder per class as a Dataset of {"path", "label"}
 // elements, listed as Keras' flow_from_directory lists it. Decoding is a separate map
 // (decode_image_folder), so listing stays cheap and decoding runs in parallel where wanted.
+//
+// The folder may also be inside a zip or tar (tar.gz, ...) archive, read in place: the listing
+// reads the member headers once (a seek per member for zip and plain tar) and builds the same
+// sorted index and class map as for the extracted folder; the images are then read in that
+// sorted order by formats/archive.h's OrderedMemberReader, which makes one pass when the archive
+// is stored in sorted order and more, bounded, passes otherwise; never are all images in memory.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +15,7 @@
 #include <vector>
 
 #include "dataset/dataset.h"
+#include "formats/archive.h"
 
 namespace sluice {
 
@@ -30,6 +37,12 @@ struct ImageFolderOptions {
   bool follow_links = false;
   // Prints "Found N images belonging to K classes." to stdout, as Keras does.
   bool verbose = true;
+  // For an archive: the folder inside it that holds the class folders, e.g.
+  // "dataset/training_set" (empty: the archive's top level). It may also be given as part of the
+  // path, "cats_and_dogs.zip/dataset/training_set"; both are joined when both are given.
+  std::string archive_subpath;
+  // For an archive: the reorder window of the reads in sorted order (see OrderedMemberReader).
+  OrderedReadOptions archive_read;
 };
 
 struct ImageFolder {
@@ -41,17 +54,38 @@ struct ImageFolder {
   std::vector<std::string> filenames;                 // Element i's path.
   std::vector<int64_t> labels;                        // Element i's class index.
   ClassMode class_mode = ClassMode::kCategorical;
+  // What every path starts with: `dir`, or for an archive "<archive>/<sub-path>" (no trailing
+  // slash), so path.substr(root.size() + 1) is the path relative to the folder in both cases.
+  std::string root;
+  // For an archive: its path, and element i's member (as stored) with its place in the archive.
+  // Empty for a directory.
+  std::string archive;
+  std::vector<ArchiveMemberRef> members;
+  OrderedReadOptions archive_read;
 };
 
-// Lists `dir` when called (files added later are not seen). Throws NotFound when `dir` or a
-// class given in options.classes does not exist; InvalidArgument when `dir` has no class
-// folders (and none are given), for duplicate class names, or for kBinary without exactly two
-// classes. A class folder with no images is allowed.
+// Lists `dir` when called (files added later are not seen). `dir` is a directory, or a zip or
+// tar file (optionally followed by "/<sub-path>" inside it, see ImageFolderOptions), listed as
+// the folder extracting it would give: members' paths are taken with "." components dropped;
+// members with ".." components or absolute paths, symbolic links and hard links are not listed
+// (safe extraction refuses the first two); a member stored twice counts once, as its last copy.
+// Throws NotFound when `dir` (or the sub-path inside the archive) or a class given in
+// options.classes does not exist; InvalidArgument when `dir` has no class folders (and none are
+// given), for duplicate class names, or for kBinary without exactly two classes; the
+// ArchiveReader's errors for a corrupt archive. A class folder with no images is allowed.
 ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options = {});
 
+// The folder's files with their bytes, in the dataset's order: {"path": string, "bytes": string,
+// "label"} ({"path", "bytes"} for kNone). From a directory each file is read in a map
+// (num_parallel_calls as Dataset::map); from an archive the members are streamed in order by one
+// OrderedMemberReader per iterator (buffers: its window). A file or member that cannot be read is
+// an error naming it, at its place; for an archive it ends the iteration.
+Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls = 0);
+
 // The folder's images decoded: {"image": uint8 [h, w, channels], "label"} (or {"image"} alone
-// for kNone). channels as decode_image (0: as encoded). Decode errors name the file and arrive
-// at the element's place; num_parallel_calls as Dataset::map.
+// for kNone). channels as decode_image (0: as encoded). Decode errors name the file (the
+// "<archive>/<member>" path for an archive) and arrive at the element's place; num_parallel_calls
+// as Dataset::map.
 Dataset decode_image_folder(const ImageFolder& folder, int channels = 0,
                             int64_t num_parallel_calls = 0);
 

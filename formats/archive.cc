@@ -107,6 +107,82 @@ std::string ArchiveReader::read_data(int64_t max_bytes) {
   return data;
 }
 
+OrderedMemberReader::OrderedMemberReader(std::string archive_path,
+                                         std::vector<ArchiveMemberRef> order,
+                                         const OrderedReadOptions& options)
+    : path_(std::move(archive_path)), order_(std::move(order)), options_(options) {
+  int64_t max_ordinal = -1;
+  for (const ArchiveMemberRef& m : order_) max_ordinal = std::max(max_ordinal, m.ordinal);
+  rank_of_ordinal_.assign(static_cast<size_t>(max_ordinal + 1), -1);
+  for (size_t i = 0; i < order_.size(); ++i) {
+    int64_t& rank = rank_of_ordinal_[static_cast<size_t>(order_[i].ordinal)];
+    if (rank >= 0) {
+      throw InvalidArgument(str_cat("archive ", path_, ": member ", order_[i].path,
+                                    " asked for twice"));
+    }
+    rank = static_cast<int64_t>(i);
+  }
+}
+
+OrderedMemberReader::~OrderedMemberReader() = default;
+OrderedMemberReader::OrderedMemberReader(OrderedMemberReader&&) noexcept = default;
+OrderedMemberReader& OrderedMemberReader::operator=(OrderedMemberReader&&) noexcept = default;
+
+bool OrderedMemberReader::next(std::string& bytes) {
+  const auto total = static_cast<int64_t>(order_.size());
+  if (next_ >= total) return false;
+  ArchiveEntry entry;
+  while (true) {
+    if (auto it = window_.begin(); it != window_.end() && it->first == next_) {
+      window_bytes_ -= static_cast<int64_t>(it->second.size());
+      bytes = std::move(it->second);
+      window_.erase(it);
+      ++next_;
+      return true;
+    }
+    if (!reader_) {
+      reader_.emplace(path_);
+      ordinal_ = 0;
+      returned_in_pass_ = 0;
+      ++passes_;
+    }
+    if (!reader_->next(entry)) {
+      // A whole pass without the member due: it is not where the listing saw it.
+      if (returned_in_pass_ == 0) {
+        throw DataLoss(str_cat("archive ", path_, ": member ", order_[next_].path,
+                               " not found (was the archive changed since it was listed?)"));
+      }
+      reader_.reset();
+      continue;
+    }
+    const int64_t ordinal = ordinal_++;
+    if (ordinal >= static_cast<int64_t>(rank_of_ordinal_.size())) continue;
+    const int64_t rank = rank_of_ordinal_[static_cast<size_t>(ordinal)];
+    if (rank < next_ || window_.count(rank)) continue;  // Not wanted, done, or already kept.
+    const ArchiveMemberRef& want = order_[static_cast<size_t>(rank)];
+    if (entry.path != want.path || entry.type != ArchiveEntryType::kFile) {
+      throw DataLoss(str_cat("archive ", path_, ": member ", want.path, " expected at position ",
+                             ordinal, " found ", entry.path,
+                             " (was the archive changed since it was listed?)"));
+    }
+    if (rank == next_) {
+      bytes = reader_->read_data(options_.max_member_bytes);
+      ++returned_in_pass_;
+      ++next_;
+      return true;
+    }
+    if (rank - next_ >= options_.max_buffered_members ||
+        (entry.size >= 0 && window_bytes_ + entry.size > options_.max_buffered_bytes)) {
+      continue;  // A later pass reads it.
+    }
+    std::string kept = reader_->read_data(options_.max_member_bytes);
+    if (window_bytes_ + static_cast<int64_t>(kept.size()) > options_.max_buffered_bytes) continue;
+    window_bytes_ += static_cast<int64_t>(kept.size());
+    window_.emplace(rank, std::move(kept));
+    ++returned_in_pass_;
+  }
+}
+
 namespace {
 
 // A member path that stays inside the destination: relative, no "..", not empty.

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace sluice {
 
@@ -53,6 +56,66 @@ class ArchiveReader {
   struct State;
   std::string path_;
   std::unique_ptr<State> state_;
+};
+
+// A member picked by its place in the archive: `ordinal` counts every header (files, directories,
+// links) from 0 in archive order; `path` is its path as stored, checked when it is read, so an
+// archive rewritten since it was listed gives an error rather than the wrong bytes.
+struct ArchiveMemberRef {
+  int64_t ordinal = 0;
+  std::string path;
+};
+
+struct OrderedReadOptions {
+  // The reorder window: members that come up before their turn are kept while they are fewer
+  // than max_buffered_members places ahead of the next one due and the kept bytes stay under
+  // max_buffered_bytes; the others are skipped and read by a later pass.
+  int64_t max_buffered_members = 256;
+  int64_t max_buffered_bytes = int64_t{64} << 20;
+  // A larger member is ResourceExhausted naming it.
+  int64_t max_member_bytes = int64_t{1} << 30;
+};
+
+// Reads chosen regular-file members of an archive in a chosen order, which need not be the
+// archive's own (image_folder wants sorted order; zips and tars come in the order they were
+// written). It reads the archive front to back in passes: the member due next is returned when
+// it comes up, members due soon are kept in the bounded reorder window, the rest are skipped
+// (a seek for zip and plain tar, decompression for tar.gz) and picked up by the next pass. An
+// archive already in the wanted order takes one pass; any order takes at most
+// ceil(N / max_buffered_members) + 1 passes, as each pass returns at least the members of the
+// window it started with.
+// Buffers: at most max_buffered_members members and max_buffered_bytes bytes in the window, plus
+// the member being returned and libarchive's 64 KiB read block.
+// Errors (thrown by next(), naming the archive and the member): the ArchiveReader's, and DataLoss
+// when a wanted member is not at its ordinal any more. Thread safety: one thread at a time.
+class OrderedMemberReader {
+ public:
+  // REQUIRES: the ordinals of `order` are distinct and name regular files. Opens nothing yet.
+  OrderedMemberReader(std::string archive_path, std::vector<ArchiveMemberRef> order,
+                      const OrderedReadOptions& options = {});
+  ~OrderedMemberReader();
+  OrderedMemberReader(OrderedMemberReader&&) noexcept;
+  OrderedMemberReader& operator=(OrderedMemberReader&&) noexcept;
+
+  // The bytes of order[index()] and advances, or false after the last member.
+  bool next(std::string& bytes);
+  // Position in `order` of the member the next call returns.
+  int64_t index() const { return next_; }
+  // Passes over the archive started so far.
+  int64_t passes() const { return passes_; }
+
+ private:
+  std::string path_;
+  std::vector<ArchiveMemberRef> order_;
+  OrderedReadOptions options_;
+  std::vector<int64_t> rank_of_ordinal_;  // Archive ordinal -> position in order_, or -1.
+  std::optional<ArchiveReader> reader_;
+  int64_t ordinal_ = 0;          // Ordinal of the next header the reader returns.
+  int64_t returned_in_pass_ = 0;
+  int64_t next_ = 0;
+  int64_t passes_ = 0;
+  std::map<int64_t, std::string> window_;  // Position in order_ -> bytes.
+  int64_t window_bytes_ = 0;
 };
 
 struct ExtractOptions {

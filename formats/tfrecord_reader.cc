@@ -18,6 +18,7 @@ namespace {
 
 constexpr size_t kHeaderSize = 12;  // uint64 length + uint32 masked CRC of the length.
 constexpr size_t kFooterSize = 4;   // uint32 masked CRC of the payload.
+constexpr size_t kAlign = 64;       // Cache line.
 // Large records grow their destination in steps of this size so that a length field that passes
 // its CRC but promises more data than there is cannot make us allocate it all up front.
 constexpr size_t kLargeRecordStep = 64 << 20;
@@ -171,7 +172,10 @@ TFRecordReader::TFRecordReader(std::string path, const TFRecordReaderOptions& op
     source_ = std::make_unique<InflateSource>(path_, compression_, options.buffer_size);
   }
   // At least a header and a footer fit, so small buffers still work.
-  buffer_.resize(std::max(options.buffer_size, kHeaderSize + kFooterSize));
+  capacity_ = std::max(options.buffer_size, kHeaderSize + kFooterSize);
+  buffer_.resize(capacity_ + 2 * kAlign);
+  base_ = (kAlign - reinterpret_cast<uintptr_t>(buffer_.data()) % kAlign) % kAlign;
+  pos_ = end_ = base_;
 }
 
 TFRecordReader::~TFRecordReader() = default;
@@ -181,14 +185,19 @@ TFRecordReader& TFRecordReader::operator=(TFRecordReader&&) noexcept = default;
 size_t TFRecordReader::fill(size_t need) {
   size_t avail = end_ - pos_;
   if (avail >= need || source_done_) return avail;
-  if (pos_ > 0) {
-    std::memmove(buffer_.data(), buffer_.data() + pos_, avail);
-    pos_ = 0;
-    end_ = avail;
+  // Keep the unconsumed bytes, placed so that the read lands at an address congruent to its file
+  // offset modulo kAlign: the kernel's copy out of the page cache is then cache-line aligned on
+  // both sides, which on some CPUs doubles its speed.
+  const size_t start = base_ + static_cast<size_t>((source_offset_ - avail) % kAlign);
+  if (pos_ != start) {
+    std::memmove(buffer_.data() + start, buffer_.data() + pos_, avail);
+    pos_ = start;
+    end_ = start + avail;
   }
   // Fill the whole buffer: one large read serves many small records.
   const size_t want = buffer_.size() - end_;
   const size_t got = source_->read(buffer_.data() + end_, want);
+  source_offset_ += got;
   if (got < want) source_done_ = true;
   end_ += got;
   return end_ - pos_;
@@ -228,8 +237,8 @@ bool TFRecordReader::read_view(std::string_view& record) {
   try {
     // Large records not yet buffered are read from the stream straight into their destination,
     // saving a copy; the rest are checked in place and copied once by the caller, if at all.
-    const bool direct = n + kFooterSize > buffer_.size() ||
-                        (n >= buffer_.size() / 4 && n + kFooterSize > end_ - pos_);
+    const bool direct = n + kFooterSize > capacity_ ||
+                        (n >= capacity_ / 4 && n + kFooterSize > end_ - pos_);
     if (!direct) {
       if (fill(n + kFooterSize) < n + kFooterSize) fail(str_cat("truncated record at ", start));
       const char* data = buffer_.data() + pos_;
@@ -249,6 +258,7 @@ bool TFRecordReader::read_view(std::string_view& record) {
         const size_t step = std::min(n - old, kLargeRecordStep);
         scratch_.resize(old + step);
         const size_t got = source_done_ ? 0 : source_->read(scratch_.data() + old, step);
+        source_offset_ += got;
         if (got < step) {
           source_done_ = true;
           fail(str_cat("truncated record at ", start));

@@ -71,9 +71,12 @@ class TFRecordReader {
   std::string path_;
   Compression compression_ = Compression::kNone;
   std::unique_ptr<Source> source_;
-  std::vector<char> buffer_;
-  size_t pos_ = 0;  // Unconsumed bytes are buffer_[pos_, end_).
+  std::vector<char> buffer_;  // capacity_ bytes plus room to align reads (see fill()).
+  size_t capacity_ = 0;
+  size_t base_ = 0;  // Index of buffer_'s first cache-line-aligned byte.
+  size_t pos_ = 0;   // Unconsumed bytes are buffer_[pos_, end_).
   size_t end_ = 0;
+  uint64_t source_offset_ = 0;  // Bytes read from the source so far.
   bool source_done_ = false;
   std::string scratch_;  // Records read directly from the stream (see the options).
   uint64_t offset_ = 0;

@@ -1,0 +1,44 @@
+// The model side of `sluice train / evaluate / predict`: the model, loss and optimizer the flags
+// choose, and the small description train writes into model_dir so evaluate and predict rebuild
+// the same architecture around its checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "estimator/estimator.h"
+
+namespace sluice::app {
+
+struct ModelChoice {
+  std::string model = "fashion-cnn";  // A preset name or a Keras JSON file.
+  std::string optimizer = "adam";     // sgd | adam | rmsprop
+  // 0: the optimizer's default: adam 0.004 (measured best for 3 epochs of fashion-cnn with the
+  // cosine schedule), sgd 0.01 (the tutorial's), rmsprop 0.001.
+  double learning_rate = 0;
+  double momentum = 0.5;              // SGD only.
+  // "constant", "cosine" (decay from the rate to 0 over decay_steps, the whole run, which reaches
+  // a better optimum than a constant rate in the same few epochs), or "auto": cosine for adam,
+  // constant otherwise, so `--optimizer sgd` alone is the tutorial's recipe.
+  std::string schedule = "auto";
+  int64_t decay_steps = 0;  // Set by train from its step count; 0 with "cosine" means constant.
+  uint64_t seed = 0;
+  std::string data = "fashion-mnist";
+  int64_t batch = 128;
+};
+
+// The learning rate in force (the default of the optimizer when learning_rate is 0).
+double effective_learning_rate(const ModelChoice& choice);
+
+// Builds the spec: a preset with its loss, or a Keras JSON model (trained with
+// sparse_categorical_crossentropy on its probabilities), with metric "accuracy".
+// Throws InvalidArgument for an unknown schedule too.
+// Throws InvalidArgument for an unknown optimizer, the errors of make_preset / model_from_json.
+ModelSpec make_model_spec(const ModelChoice& choice);
+
+// model_dir/sluice_model.json; read back by load_model_choice (NotFound when missing, naming
+// the directory and saying to train first).
+void save_model_choice(const std::string& model_dir, const ModelChoice& choice);
+ModelChoice load_model_choice(const std::string& model_dir);
+
+}  // namespace sluice::app

@@ -1,0 +1,310 @@
+#include "estimator/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/errors.h"
+#include "formats/crc32c.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[8] = {'S', 'L', 'U', 'I', 'C', 'K', 'P', 'T'};
+constexpr uint32_t kVersion = 1;
+constexpr const char* kIndexName = "checkpoint";
+constexpr const char* kPrefix = "model.ckpt-";
+
+template <class T>
+void put(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));  // The targets sluice supports are little-endian.
+  out.append(bytes, sizeof(T));
+}
+
+// Reads fixed-size fields from a checkpoint's bytes, turning every overrun into DataLoss.
+class Reader {
+ public:
+  Reader(const std::string& bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+  template <class T>
+  T get() {
+    T value;
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  const char* take(size_t n) {
+    if (n > bytes_.size() - offset_) fail("truncated");
+    const char* p = bytes_.data() + offset_;
+    offset_ += n;
+    return p;
+  }
+  size_t offset() const { return offset_; }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw DataLoss("checkpoint " + path_ + ": " + what + " at byte offset " +
+                   std::to_string(offset_));
+  }
+
+ private:
+  const std::string& bytes_;
+  const std::string& path_;
+  size_t offset_ = 0;
+};
+
+[[noreturn]] void throw_errno(const std::string& what, const std::string& path) {
+  const std::string message = what + " '" + path + "': " + std::strerror(errno);
+  if (errno == ENOENT) throw NotFound(message);
+  throw Internal(message);
+}
+
+void fsync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;  // Durability of the rename is best effort where directories cannot be opened.
+  ::fsync(fd);
+  ::close(fd);
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NotFound("cannot open checkpoint '" + path + "'");
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Parses a quoted value of a CheckpointState text line: `key: "value"`.
+std::optional<std::string> quoted_value(const std::string& line, const std::string& key) {
+  if (line.rfind(key + ":", 0) != 0) return std::nullopt;
+  const size_t open = line.find('"');
+  const size_t close = line.rfind('"');
+  if (open == std::string::npos || close <= open) return std::nullopt;
+  return line.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  // The temporary name is unique per process, so concurrent writers cannot interleave bytes.
+  const std::string tmp = path + ".tmp" + std::to_string(static_cast<long long>(getpid()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_errno("cannot create", tmp);
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int saved = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      errno = saved;
+      throw_errno("cannot write", tmp);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    errno = saved;
+    throw_errno("cannot sync", tmp);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    errno = saved;
+    throw_errno("cannot rename into", path);
+  }
+  fsync_directory(fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string());
+}
+
+void write_checkpoint_file(const std::string& path, const TensorMap& tensors) {
+  std::string out(kMagic, sizeof(kMagic));
+  put<uint32_t>(out, kVersion);
+  put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
+  for (const auto& [name, tensor] : tensors) {
+    if (tensor.dtype() == DType::kString) {
+      throw InvalidArgument("checkpoint " + path + ": tensor '" + name +
+                            "' is a string tensor; checkpoints hold numeric tensors only");
+    }
+    put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+    out += name;
+    put<uint8_t>(out, static_cast<uint8_t>(tensor.dtype()));
+    put<uint32_t>(out, static_cast<uint32_t>(tensor.rank()));
+    for (int64_t d : tensor.shape().dims()) put<int64_t>(out, d);
+    put<uint64_t>(out, tensor.byte_size());
+    out.append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
+  }
+  put<uint32_t>(out, masked_crc32c(out.data(), out.size()));
+  write_file_atomically(path, out);
+}
+
+TensorMap read_checkpoint_file(const std::string& path) {
+  const std::string bytes = read_whole_file(path);
+  Reader reader(bytes, path);
+  if (bytes.size() < sizeof(kMagic) + 12 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    reader.fail(bytes.size() < sizeof(kMagic) + 12 ? "truncated (too short)" : "bad magic");
+  }
+  // Check the CRC first: every later read can then trust the lengths it finds.
+  uint32_t stored_crc;
+  std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
+  if (masked_crc32c(bytes.data(), bytes.size() - 4) != stored_crc) {
+    throw DataLoss("checkpoint " + path + ": CRC mismatch over its " +
+                   std::to_string(bytes.size()) + " bytes (truncated or corrupt)");
+  }
+  reader.take(sizeof(kMagic));
+  const uint32_t version = reader.get<uint32_t>();
+  if (version != kVersion) reader.fail("unsupported version " + std::to_string(version));
+  const uint32_t count = reader.get<uint32_t>();
+  TensorMap tensors;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t name_size = reader.get<uint32_t>();
+    std::string name(reader.take(name_size), name_size);
+    const uint8_t dtype = reader.get<uint8_t>();
+    if (dtype > static_cast<uint8_t>(DType::kBFloat16)) reader.fail("bad dtype for '" + name + "'");
+    const uint32_t rank = reader.get<uint32_t>();
+    if (rank > static_cast<uint32_t>(Shape::kMaxRank)) reader.fail("bad rank for '" + name + "'");
+    std::vector<int64_t> dims(rank);
+    for (auto& d : dims) {
+      d = reader.get<int64_t>();
+      if (d < 0) reader.fail("negative dimension for '" + name + "'");
+    }
+    Tensor tensor(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
+    const uint64_t size = reader.get<uint64_t>();
+    if (size != tensor.byte_size()) reader.fail("byte count disagrees with shape of '" + name + "'");
+    std::memcpy(tensor.raw_data(), reader.take(size), size);
+    tensors.emplace(std::move(name), std::move(tensor));
+  }
+  if (reader.offset() != bytes.size() - 4) reader.fail("trailing bytes");
+  return tensors;
+}
+
+std::optional<CheckpointState> read_checkpoint_state(const std::string& dir) {
+  const std::string path = (fs::path(dir) / kIndexName).string();
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  CheckpointState state;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (auto v = quoted_value(line, "model_checkpoint_path")) {
+      state.model_checkpoint_path = *v;
+    } else if (auto v = quoted_value(line, "all_model_checkpoint_paths")) {
+      state.all_model_checkpoint_paths.push_back(*v);
+    }
+    // Other CheckpointState fields (timestamps) are accepted and ignored.
+  }
+  if (state.model_checkpoint_path.empty()) {
+    throw DataLoss("checkpoint index " + path + " names no model_checkpoint_path");
+  }
+  return state;
+}
+
+void write_checkpoint_state(const std::string& dir, const CheckpointState& state) {
+  std::string text = "model_checkpoint_path: \"" + state.model_checkpoint_path + "\"\n";
+  for (const auto& p : state.all_model_checkpoint_paths) {
+    text += "all_model_checkpoint_paths: \"" + p + "\"\n";
+  }
+  write_file_atomically((fs::path(dir) / kIndexName).string(), text);
+}
+
+std::optional<int64_t> checkpoint_step(const std::string& name) {
+  const std::string prefix = kPrefix;
+  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return std::nullopt;
+  int64_t step = 0;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+CheckpointManager::CheckpointManager(std::string dir, int64_t keep_checkpoint_max)
+    : dir_(std::move(dir)), keep_checkpoint_max_(keep_checkpoint_max) {
+  if (keep_checkpoint_max_ < 0) throw InvalidArgument("keep_checkpoint_max must be >= 0");
+}
+
+std::string CheckpointManager::save(int64_t step, const TensorMap& tensors) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw NotFound("cannot create model_dir '" + dir_ + "': " + ec.message());
+  const std::string name = kPrefix + std::to_string(step);
+  const std::string path = (fs::path(dir_) / name).string();
+  write_checkpoint_file(path, tensors);
+
+  CheckpointState state;
+  try {
+    state = read_checkpoint_state(dir_).value_or(CheckpointState{});
+  } catch (const DataLoss&) {
+    state = {};  // A damaged index is replaced; the files themselves are still found by name.
+  }
+  auto& all = state.all_model_checkpoint_paths;
+  all.erase(std::remove(all.begin(), all.end(), name), all.end());
+  all.push_back(name);
+  std::vector<std::string> pruned;
+  if (keep_checkpoint_max_ > 0 && static_cast<int64_t>(all.size()) > keep_checkpoint_max_) {
+    const auto excess = static_cast<std::ptrdiff_t>(all.size()) - keep_checkpoint_max_;
+    pruned.assign(all.begin(), all.begin() + excess);
+    all.erase(all.begin(), all.begin() + excess);
+  }
+  state.model_checkpoint_path = name;
+  // The index is rewritten before old files go, so it never names a deleted checkpoint.
+  write_checkpoint_state(dir_, state);
+  for (const auto& old : pruned) fs::remove(fs::path(dir_) / old, ec);
+  return path;
+}
+
+std::vector<std::string> CheckpointManager::candidates_newest_first() const {
+  std::vector<std::string> names;
+  std::optional<CheckpointState> state;
+  try {
+    state = read_checkpoint_state(dir_);
+  } catch (const DataLoss& e) {
+    std::cerr << "sluice: " << e.what() << "; looking for model.ckpt-* files instead\n";
+  }
+  if (state) {
+    names = state->all_model_checkpoint_paths;
+    if (std::find(names.begin(), names.end(), state->model_checkpoint_path) == names.end()) {
+      names.push_back(state->model_checkpoint_path);
+    }
+    std::reverse(names.begin(), names.end());
+    return names;
+  }
+  std::error_code ec;
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (auto step = checkpoint_step(name)) found.emplace_back(*step, name);
+  }
+  std::sort(found.rbegin(), found.rend());
+  for (auto& [step, name] : found) names.push_back(std::move(name));
+  return names;
+}
+
+std::optional<CheckpointManager::Restored> CheckpointManager::restore_latest() const {
+  std::string skipped;  // The newest unreadable checkpoint, for the fallback message.
+  for (const std::string& name : candidates_newest_first()) {
+    const std::string path = (fs::path(name).is_absolute() ? fs::path(name) : fs::path(dir_) / name)
+                                 .string();
+    try {
+      Restored restored{path, read_checkpoint_file(path)};
+      if (!skipped.empty()) {
+        std::cerr << "sluice: falling back to checkpoint " << path << " (" << skipped
+                  << " is unreadable)\n";
+      }
+      return restored;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kDataLoss && e.code() != ErrorCode::kNotFound) throw;
+      std::cerr << "sluice: cannot restore checkpoint " << path << ": " << e.what() << "\n";
+      if (skipped.empty()) skipped = path;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace sluice

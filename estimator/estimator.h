@@ -1,0 +1,146 @@
+// Estimator: the train / evaluate / predict loop of tf.estimator over a sluice model and input
+// pipeline, with session hooks, checkpoints in model_dir (estimator/checkpoint.h) and TensorBoard
+// summaries. An input_fn returns a Dataset of batches {features_key: float32 [batch, ...],
+// labels_key: numeric [batch]}; the Estimator iterates it with a prefetch of 2 batches, so the
+// pipeline produces the next batch while the model runs the current step.
+//
+// Build input_fns in a source file that does not include model headers (estimator/
+// input_pipeline.h says why): this header includes model/ headers and only names Dataset.
+//
+//   Estimator est({make_preset("fashion-cnn"), Loss("nll_loss"), std::make_unique<Adam>(),
+//                  {"accuracy"}},
+//                 {.model_dir = "/tmp/fashion"});
+//   est.train(train_input_fn, {}, /*steps=*/1000);
+//   auto metrics = est.evaluate(eval_input_fn);   // {"accuracy", "loss", "global_step"}
+//
+// Every train/evaluate/predict call first restores the latest checkpoint of model_dir when there
+// is one (so calls on one model_dir continue each other, across processes), else runs with the
+// weights the model has. Not thread-safe: one call at a time; the model is owned by the Estimator.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "estimator/checkpoint.h"
+#include "estimator/input_pipeline.h"
+#include "estimator/run_config.h"
+#include "estimator/session_run_hook.h"
+#include "model/losses.h"
+#include "model/metrics.h"
+#include "model/optimizers.h"
+#include "model/sequential.h"
+
+namespace sluice {
+
+// A compiled Keras model: what tf.keras.estimator.model_to_estimator takes.
+struct ModelSpec {
+  Sequential model;  // Built.
+  Loss loss;
+  std::unique_ptr<Optimizer> optimizer;
+  // Keras metric names (model/metrics.h make_metric, "accuracy" chosen from the loss); results
+  // are reported under these names.
+  std::vector<std::string> metrics;
+  std::string features_key = "image";
+  std::string labels_key = "label";
+};
+
+// evaluate()'s result: "loss", each metric by name, and "global_step".
+using EvalResult = std::map<std::string, double>;
+
+// One example of predict(): the model's output row for it, the class it predicts (argmax of the
+// output, or output > 0.5 for a single-unit head), its features and, when the input has labels,
+// its label.
+struct Prediction {
+  Tensor output;
+  int64_t class_id = 0;
+  Tensor features;
+  std::optional<int64_t> label;
+};
+
+class Estimator;
+
+// predict()'s generator: one Prediction per example, in input order, until nullopt. Holds a
+// reference to the Estimator, which must outlive it and not be used while it is iterated.
+class Predictions {
+ public:
+  std::optional<Prediction> next();
+
+ private:
+  friend class Estimator;
+  Predictions(Estimator& estimator, InputPipeline input)
+      : estimator_(&estimator), input_(std::move(input)) {}
+  Estimator* estimator_;
+  InputPipeline input_;
+  Tensor outputs_, features_, labels_;
+  bool has_labels_ = false;
+  int64_t index_ = 0, size_ = 0;
+};
+
+class Estimator {
+ public:
+  // Throws InvalidArgument for an invalid config, an unbuilt model or a missing optimizer.
+  Estimator(ModelSpec spec, RunConfig config = {});
+  ~Estimator();
+  Estimator(Estimator&&) = delete;
+
+  // Trains until `steps` more steps than the restored global step, until global step `max_steps`,
+  // until the input ends, or until a hook requests stop (at most one of steps and max_steps; each
+  // > 0, else InvalidArgument). With max_steps already reached by the latest checkpoint it logs
+  // "Skipping training since max_steps has already saved." and returns at once, calling no hook.
+  // Hooks (not owned; they must outlive the call) run after the Estimator's own, which are, in
+  // TensorFlow's order: CheckpointSaverHook (from the RunConfig, unless `hooks` has one),
+  // StepCounterHook, SummarySaverHook; after the user's: StopAtStepHook, NanLossHook (a NaN loss
+  // throws NanLossDuringTrainingError), LoggingHook. Errors of the input or of a hook propagate.
+  Estimator& train(const InputFn& input_fn, const std::vector<SessionRunHook*>& hooks = {},
+                   std::optional<int64_t> steps = std::nullopt,
+                   std::optional<int64_t> max_steps = std::nullopt);
+
+  // Evaluates the latest checkpoint (or the current weights, saying so, when there is none) over
+  // `steps` batches or the whole input: loss is the mean of the batch losses (TensorFlow's
+  // tf.metrics.mean), each metric accumulates over every example. Writes one summary event at
+  // the global step into model_dir/eval (model_dir/eval_<name> when named) and logs
+  // "Saving dict for global step N: ...". Throws InvalidArgument for steps <= 0.
+  EvalResult evaluate(const InputFn& input_fn, std::optional<int64_t> steps = std::nullopt,
+                      const std::vector<SessionRunHook*>& hooks = {}, const std::string& name = "");
+
+  // Restores like evaluate, then yields the model's output for every example of the input
+  // (a batch dataset; the labels component is optional).
+  Predictions predict(const InputFn& input_fn);
+
+  // The global step of the model in memory (after the last call's restore and steps).
+  int64_t global_step() const { return global_step_; }
+  const RunConfig& config() const { return config_; }
+  const std::string& model_dir() const { return config_.model_dir; }
+  Sequential& model() { return spec_.model; }
+  Optimizer& optimizer() { return *spec_.optimizer; }
+
+  // The training state as checkpoint tensors: "global_step", "rng/seed", "model/<parameter
+  // path>", "optimizer/<state key>".
+  TensorMap state() const;
+  // Restores a state() map. Throws NotFound naming a missing parameter, InvalidArgument for a
+  // shape or dtype that disagrees with the model.
+  void load_state(const TensorMap& state);
+
+ private:
+  friend class Predictions;
+  class RunSession;
+
+  // Restores the latest checkpoint if there is one; returns its path ("" when none).
+  std::string restore_latest();
+  InputPipeline make_input(const InputFn& input_fn) const;
+  std::string save_checkpoint();
+  void log(const std::string& line) const;
+
+  ModelSpec spec_;
+  RunConfig config_;
+  CheckpointManager checkpoints_;
+  std::vector<std::unique_ptr<Metric>> metrics_;
+  int64_t global_step_ = 0;
+};
+
+}  // namespace sluice
