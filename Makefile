@@ -12,7 +12,7 @@ build: deps
 	cmake --build --preset release -j $(JOBS)
 
 demo: build
-	./build/sluice bench overhead
+	./build/sluice train
 
 test: build
 	ctest --preset release -j $(JOBS)
