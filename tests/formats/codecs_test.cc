@@ -10,9 +10,12 @@
 #include "formats/image.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
+#include "tests/formats/testing.h"
 
 namespace sluice {
 namespace {
+
+using testing::error_of;
 
 // A smooth test picture with an edge: what photos look like to a codec.
 Tensor picture(int64_t height, int64_t width, int64_t channels) {
@@ -61,20 +64,6 @@ Tensor box_downsample(const Tensor& image, int d) {
     }
   }
   return out;
-}
-
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no error";
-  return "";
 }
 
 TEST(JpegTest, RgbRoundTripWithinPsnr) {

@@ -16,6 +16,8 @@
 namespace sluice {
 namespace {
 
+using testing::error_of;
+
 std::string be32(uint32_t v) {
   return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
           static_cast<char>(v)};
@@ -42,20 +44,6 @@ void write_gzip(const std::string& path, const std::string& bytes) {
   ASSERT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())),
             static_cast<int>(bytes.size()));
   ASSERT_EQ(gzclose(f), Z_OK);
-}
-
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no error";
-  return "";
 }
 
 class IdxTest : public testing::TempDirTest {};

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <exception>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -56,6 +58,21 @@ inline std::string unhex(std::string_view h) {
     out += static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16));
   }
   return out;
+}
+
+// The message of the E that f throws; a test failure if it throws nothing or something else.
+template <class E>
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no error";
+  return "";
 }
 
 }  // namespace sluice::testing
