@@ -2,10 +2,8 @@
 // returns, with a prefetch of 2 batches so the pipeline prepares the next batch while the model
 // runs the current step.
 //
-// Why a separate, opaque type: dataset/dataset.h (through graph/stage.h) and model/sequential.h
-// both declare a `sluice::Input`, so no translation unit can include both. This header includes
-// neither, letting estimator/ and its users build models in one file and datasets in another
-// (InputFn only names the incomplete Dataset type). See the report of issue 6.
+// An opaque type so that estimator/ headers need neither dataset/ nor graph/ headers: InputFn
+// only names the incomplete Dataset type, and the iterator lives behind Impl.
 #pragma once
 
 #include <functional>
