@@ -126,17 +126,28 @@ bool parse_feature(std::string_view bytes, FeatureView& out) {
   return true;
 }
 
-// The number of values in a list of `kind`, accepting packed and unpacked encodings.
-bool count_values(Kind kind, std::string_view list, size_t& count) {
-  count = 0;
+// Calls on_value(reader, wire_type) for every entry of field 1 (`value`) of a BytesList,
+// FloatList or Int64List message, skipping any other field; on_value consumes the entry. False
+// on malformed input or when on_value fails.
+template <class OnValue>
+bool for_each_value_entry(std::string_view list, OnValue on_value) {
   WireReader r(list);
   while (!r.done()) {
     uint32_t field, wire;
     if (!r.tag(field, wire)) return false;
     if (field != 1) {
       if (!r.skip(wire)) return false;
-      continue;
+    } else if (!on_value(r, wire)) {
+      return false;
     }
+  }
+  return true;
+}
+
+// The number of values in a list of `kind`, accepting packed and unpacked encodings.
+bool count_values(Kind kind, std::string_view list, size_t& count) {
+  count = 0;
+  return for_each_value_entry(list, [&](WireReader& r, uint32_t wire) {
     if (kind == Kind::kBytes) {
       if (wire != kLengthDelimited || !r.skip(wire)) return false;
       ++count;
@@ -157,71 +168,53 @@ bool count_values(Kind kind, std::string_view list, size_t& count) {
     } else {
       return false;
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 // Writes the values of a list (already counted, of the right kind) to out[0, count).
 bool decode_values(std::string_view list, float* out) {
-  WireReader r(list);
-  while (!r.done()) {
-    uint32_t field, wire;
-    if (!r.tag(field, wire)) return false;
-    if (field != 1) {
-      if (!r.skip(wire)) return false;
-    } else if (wire == kLengthDelimited) {
+  return for_each_value_entry(list, [&](WireReader& r, uint32_t wire) {
+    if (wire == kLengthDelimited) {
       std::string_view packed;
       if (!r.length_delimited(packed)) return false;
       std::memcpy(out, packed.data(), packed.size());  // Little-endian IEEE floats, as on disk.
       out += packed.size() / 4;
-    } else {
-      uint32_t bits;
-      if (!r.fixed32(bits)) return false;
-      std::memcpy(out++, &bits, 4);
+      return true;
     }
-  }
-  return true;
+    uint32_t bits;
+    if (!r.fixed32(bits)) return false;
+    std::memcpy(out++, &bits, 4);
+    return true;
+  });
 }
 
 bool decode_values(std::string_view list, int64_t* out) {
-  WireReader r(list);
-  while (!r.done()) {
-    uint32_t field, wire;
-    if (!r.tag(field, wire)) return false;
-    if (field != 1) {
-      if (!r.skip(wire)) return false;
-    } else if (wire == kLengthDelimited) {
-      std::string_view packed;
-      if (!r.length_delimited(packed)) return false;
-      WireReader values(packed);
-      uint64_t v;
-      while (!values.done()) {
-        if (!values.varint(v)) return false;
-        *out++ = static_cast<int64_t>(v);  // Two's complement, not zigzag.
-      }
-    } else {
-      uint64_t v;
+  return for_each_value_entry(list, [&](WireReader& r, uint32_t wire) {
+    uint64_t v;
+    if (wire != kLengthDelimited) {
       if (!r.varint(v)) return false;
       *out++ = static_cast<int64_t>(v);
+      return true;
     }
-  }
-  return true;
+    std::string_view packed;
+    if (!r.length_delimited(packed)) return false;
+    WireReader values(packed);
+    while (!values.done()) {
+      if (!values.varint(v)) return false;
+      *out++ = static_cast<int64_t>(v);  // Two's complement, not zigzag.
+    }
+    return true;
+  });
 }
 
 bool decode_values(std::string_view list, std::string* out) {
-  WireReader r(list);
-  while (!r.done()) {
-    uint32_t field, wire;
-    if (!r.tag(field, wire)) return false;
-    if (field != 1) {
-      if (!r.skip(wire)) return false;
-    } else {
-      std::string_view value;
-      if (!r.length_delimited(value)) return false;
-      (out++)->assign(value);
-    }
-  }
-  return true;
+  return for_each_value_entry(list, [&](WireReader& r, uint32_t) {
+    std::string_view value;
+    if (!r.length_delimited(value)) return false;
+    (out++)->assign(value);
+    return true;
+  });
 }
 
 // --- The spec, prepared once per call ------------------------------------------------------------

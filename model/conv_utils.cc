@@ -19,6 +19,9 @@ std::string_view padding_name(Padding padding) {
 
 WindowGeometry window_geometry(int64_t input, int64_t window, int64_t stride, Padding padding) {
   WindowGeometry g;
+  g.input = input;
+  g.window = window;
+  g.stride = stride;
   if (padding == Padding::kValid) {
     g.output = input >= window ? (input - window) / stride + 1 : 0;
     return g;

@@ -3,6 +3,7 @@
 // outputs and splits the padding with the extra pixel after (bottom/right), unlike PyTorch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -27,6 +28,19 @@ struct WindowGeometry {
   int64_t output = 0;      // Output length; 0 when the window does not fit (valid).
   int64_t pad_before = 0;  // Padding at the top/left.
   int64_t pad_after = 0;   // Padding at the bottom/right (>= pad_before).
+  int64_t input = 0;
+  int64_t window = 1;
+  int64_t stride = 1;
+
+  // The input positions [begin, end) that output position o covers, padding left out.
+  struct Span {
+    int64_t begin;
+    int64_t end;
+  };
+  Span span(int64_t o) const {
+    const int64_t start = o * stride - pad_before;
+    return {std::max<int64_t>(0, start), std::min(input, start + window)};
+  }
 };
 
 // REQUIRES: input >= 0, window >= 1, stride >= 1.

@@ -54,11 +54,9 @@ Tensor Pooling2D::forward(const Tensor& input, bool training) {
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
     for (int64_t n = range.begin(); n != range.end(); ++n) {
       for (int64_t oy = 0; oy < oh; ++oy) {
-        const int64_t y0 = std::max<int64_t>(0, oy * strides_.height - gy.pad_before);
-        const int64_t y1 = std::min(h, oy * strides_.height - gy.pad_before + pool_size_.height);
+        const auto [y0, y1] = gy.span(oy);
         for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t x0 = std::max<int64_t>(0, ox * strides_.width - gx.pad_before);
-          const int64_t x1 = std::min(w, ox * strides_.width - gx.pad_before + pool_size_.width);
+          const auto [x0, x1] = gx.span(ox);
           const int64_t out_base = ((n * oh + oy) * ow + ox) * c;
           float* out = y + out_base;
           if (max_) {
@@ -124,11 +122,9 @@ Tensor Pooling2D::backward(const Tensor& grad_output) {
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
     for (int64_t n = range.begin(); n != range.end(); ++n) {
       for (int64_t oy = 0; oy < oh; ++oy) {
-        const int64_t y0 = std::max<int64_t>(0, oy * strides_.height - gy.pad_before);
-        const int64_t y1 = std::min(h, oy * strides_.height - gy.pad_before + pool_size_.height);
+        const auto [y0, y1] = gy.span(oy);
         for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t x0 = std::max<int64_t>(0, ox * strides_.width - gx.pad_before);
-          const int64_t x1 = std::min(w, ox * strides_.width - gx.pad_before + pool_size_.width);
+          const auto [x0, x1] = gx.span(ox);
           const float* go = g + ((n * oh + oy) * ow + ox) * c;
           const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
           for (int64_t iy = y0; iy < y1; ++iy) {
