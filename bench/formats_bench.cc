@@ -52,6 +52,19 @@ void BM_Crc32cHardware(benchmark::State& state) {
 }
 BENCHMARK(BM_Crc32cHardware)->Arg(1 << 20)->Arg(100 << 10)->Arg(4 << 10);
 
+void BM_Crc32cFolding(benchmark::State& state) {
+  if (!internal::crc32c_folding_available()) {
+    state.SkipWithError("no VPCLMULQDQ/AVX2 on this CPU");
+    return;
+  }
+  const std::string data = random_bytes(static_cast<size_t>(state.range(0)), 1);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(internal::crc32c_extend_folding(0, data.data(), data.size()));
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Crc32cFolding)->Arg(1 << 20)->Arg(100 << 10)->Arg(4 << 10);
+
 void BM_Crc32cPortable(benchmark::State& state) {
   const std::string data = random_bytes(static_cast<size_t>(state.range(0)), 1);
   for (auto _ : state) {
@@ -103,7 +116,8 @@ class RecordFile {
 // Every record of the file through TFRecordReader::read_view: length and payload CRCs checked.
 void BM_TFRecordRead(benchmark::State& state) {
   const RecordFile& file = RecordFile::get();
-  const TFRecordReaderOptions options{.buffer_size = static_cast<size_t>(state.range(0))};
+  const TFRecordReaderOptions options{.buffer_size = static_cast<size_t>(state.range(0)),
+                                      .read_ahead = state.range(1) != 0};
   for (auto _ : state) {
     TFRecordReader reader(file.path(), options);
     std::string_view record;
@@ -117,10 +131,11 @@ void BM_TFRecordRead(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * file.bytes());
   state.counters["records"] = static_cast<double>(file.records());
 }
-// Arg: the reader's buffer size (256 KiB is the default).
+// Args: the reader's buffer size (256 KiB is the default), read-ahead thread (1) or not (0).
 BENCHMARK(BM_TFRecordRead)
-    ->Arg(256 << 10)
-    ->Arg(1 << 20)
+    ->Args({256 << 10, 0})
+    ->Args({1 << 20, 0})
+    ->Args({1 << 20, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <sstream>
 
@@ -17,7 +18,7 @@ static_assert(sizeof(Buffer) <= kHeaderBytes);
 
 Buffer* Buffer::allocate(DType dtype, int64_t count) {
   const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
-  void* memory = ::operator new(kHeaderBytes + bytes, std::align_val_t{kAlignment});
+  void* memory = ::operator new (kHeaderBytes + bytes, std::align_val_t{kAlignment});
   auto* buffer = new (memory) Buffer();
   buffer->dtype_ = dtype;
   buffer->count_ = count;
@@ -32,8 +33,37 @@ Buffer* Buffer::allocate(DType dtype, int64_t count) {
   return buffer;
 }
 
+Buffer* Buffer::allocate_packed_strings(int64_t count, size_t bytes) {
+  const size_t views = static_cast<size_t>(count) * sizeof(std::string_view);
+  void* memory = ::operator new (kHeaderBytes + views + bytes, std::align_val_t{kAlignment});
+  auto* buffer = new (memory) Buffer();
+  buffer->dtype_ = DType::kString;
+  buffer->packed_ = true;
+  buffer->count_ = count;
+  buffer->bytes_ = views + bytes;
+  buffer->data_ = static_cast<char*>(memory) + kHeaderBytes;
+  buffer->packed_bytes_ = static_cast<char*>(buffer->data_) + views;
+  auto* view = static_cast<std::string_view*>(buffer->data_);
+  for (int64_t i = 0; i < count; ++i) new (view + i) std::string_view();
+  return buffer;
+}
+
+std::string* Buffer::materialized_strings() {
+  std::string* strings = materialized_.load(std::memory_order_acquire);
+  if (strings != nullptr) return strings;
+  auto fresh = std::make_unique<std::string[]>(static_cast<size_t>(count_));
+  const auto* views = static_cast<const std::string_view*>(data_);
+  for (int64_t i = 0; i < count_; ++i) fresh[i].assign(views[i]);
+  // The first thread to publish wins; the others use its array and drop theirs.
+  if (materialized_.compare_exchange_strong(strings, fresh.get(), std::memory_order_acq_rel,
+                                            std::memory_order_acquire)) {
+    return fresh.release();
+  }
+  return strings;
+}
+
 Buffer* Buffer::external(void* data, size_t bytes, std::function<void()> release) {
-  void* memory = ::operator new(kHeaderBytes, std::align_val_t{kAlignment});
+  void* memory = ::operator new (kHeaderBytes, std::align_val_t{kAlignment});
   auto* buffer = new (memory) Buffer();
   buffer->bytes_ = bytes;
   buffer->data_ = data;
@@ -45,12 +75,14 @@ void Buffer::destroy() {
   if (release_ != nullptr) {
     if (*release_) (*release_)();
     delete release_;
+  } else if (packed_) {
+    delete[] materialized_.load(std::memory_order_acquire);  // The views need no destruction.
   } else if (dtype_ == DType::kString) {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
   }
   this->~Buffer();
-  ::operator delete(static_cast<void*>(this), std::align_val_t{kAlignment});
+  ::operator delete (static_cast<void*>(this), std::align_val_t{kAlignment});
 }
 
 }  // namespace internal
@@ -103,30 +135,70 @@ Tensor Tensor::from_external(DType dtype, Shape shape, void* data, std::function
   return t;
 }
 
+Tensor Tensor::from_string_views(std::span<const std::string_view> values, Shape shape) {
+  if (shape.num_elements() != static_cast<int64_t>(values.size())) {
+    throw InvalidArgument(str_cat("from_string_views: ", values.size(),
+                                  " values do not fill shape ", shape.to_string()));
+  }
+  size_t bytes = 0;
+  for (std::string_view v : values) bytes += v.size();
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = DType::kString;
+  t.buffer_ = internal::Buffer::allocate_packed_strings(static_cast<int64_t>(values.size()), bytes);
+  auto* views = static_cast<std::string_view*>(t.buffer_->data());
+  char* out = t.buffer_->packed_bytes();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].empty()) std::memcpy(out, values[i].data(), values[i].size());
+    views[i] = std::string_view(out, values[i].size());
+    out += values[i].size();
+  }
+  return t;
+}
+
+std::string* Tensor::string_data() const {
+  // offset_ counts sizeof(std::string) bytes per element for either storage (see byte_size()).
+  const size_t index = offset_ / sizeof(std::string);
+  if (buffer_->packed_strings()) return buffer_->materialized_strings() + index;
+  return static_cast<std::string*>(buffer_->data()) + index;
+}
+
+StringElements Tensor::strings() const {
+  check_dtype(DType::kString);
+  const size_t index = offset_ / sizeof(std::string);
+  if (buffer_->packed_strings()) {
+    if (const std::string* s = buffer_->materialized_if_any()) {
+      return {s + index, nullptr, num_elements()};
+    }
+    return {nullptr, static_cast<const std::string_view*>(buffer_->data()) + index, num_elements()};
+  }
+  return {static_cast<const std::string*>(buffer_->data()) + index, nullptr, num_elements()};
+}
+
 void Tensor::throw_dtype_mismatch(DType expected) const {
-  throw InvalidArgument(str_cat("tensor has dtype ", dtype_name(dtype_), ", accessed as ",
-                                dtype_name(expected)));
+  throw InvalidArgument(
+      str_cat("tensor has dtype ", dtype_name(dtype_), ", accessed as ", dtype_name(expected)));
 }
 
 void Tensor::check_single_element() const {
   if (num_elements() != 1) {
-    throw InvalidArgument(str_cat("item() needs a tensor of one element, this one has shape ",
-                                  shape_.to_string()));
+    throw InvalidArgument(
+        str_cat("item() needs a tensor of one element, this one has shape ", shape_.to_string()));
   }
 }
 
 void Tensor::check_rank(int rank) const {
   if (shape_.rank() != rank) {
-    throw InvalidArgument(str_cat("expected a tensor of rank ", rank, ", got shape ",
-                                  shape_.to_string()));
+    throw InvalidArgument(
+        str_cat("expected a tensor of rank ", rank, ", got shape ", shape_.to_string()));
   }
 }
 
 Tensor Tensor::slice(int64_t begin, int64_t end) const {
   if (rank() == 0) throw InvalidArgument("cannot slice a scalar tensor");
   if (begin < 0 || end < begin || end > dim(0)) {
-    throw InvalidArgument(str_cat("slice [", begin, ", ", end, ") is out of range for shape ",
-                                  shape_.to_string()));
+    throw InvalidArgument(
+        str_cat("slice [", begin, ", ", end, ") is out of range for shape ", shape_.to_string()));
   }
   Shape shape = shape_;
   shape.set_dim(0, end - begin);
@@ -136,8 +208,10 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   out.dtype_ = dtype_;
   if (buffer_ == nullptr) {
     // An inline tensor has at most one element: the slice is it or nothing.
-    if (out.fits_inline()) std::memcpy(out.inline_, inline_, kInlineBytes);
-    else out.buffer_ = internal::Buffer::allocate(dtype_, 0);
+    if (out.fits_inline())
+      std::memcpy(out.inline_, inline_, kInlineBytes);
+    else
+      out.buffer_ = internal::Buffer::allocate(dtype_, 0);
     return out;
   }
   out.buffer_ = buffer_;
@@ -156,8 +230,8 @@ Tensor Tensor::select(int64_t i) const {
 
 Tensor Tensor::reshape(Shape shape) const {
   if (shape.num_elements() != num_elements()) {
-    throw InvalidArgument(str_cat("cannot reshape a tensor of shape ", shape_.to_string(),
-                                  " (", num_elements(), " elements) to ", shape.to_string()));
+    throw InvalidArgument(str_cat("cannot reshape a tensor of shape ", shape_.to_string(), " (",
+                                  num_elements(), " elements) to ", shape.to_string()));
   }
   Tensor out(*this);
   out.shape_ = shape;
@@ -165,6 +239,11 @@ Tensor Tensor::reshape(Shape shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (dtype_ == DType::kString && buffer_->packed_strings()) {
+    const StringElements elements = strings();
+    const std::vector<std::string_view> views(elements.begin(), elements.end());
+    return from_string_views(views, shape_);
+  }
   Tensor out(dtype_, shape_);
   if (dtype_ == DType::kString) {
     std::copy_n(data<std::string>(), num_elements(), out.data<std::string>());
@@ -177,8 +256,12 @@ Tensor Tensor::clone() const {
 bool Tensor::equals(const Tensor& other) const {
   if (dtype_ != other.dtype_ || shape_ != other.shape_) return false;
   if (dtype_ == DType::kString) {
-    return std::equal(data<std::string>(), data<std::string>() + num_elements(),
-                      other.data<std::string>());
+    const StringElements a = strings();
+    const StringElements b = other.strings();
+    for (int64_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
   }
   return std::memcmp(raw_data(), other.raw_data(), byte_size()) == 0;
 }
@@ -187,7 +270,7 @@ namespace {
 
 template <class T>
 void write_value(std::ostream& out, const T& value) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
     out << '"' << value << '"';
   } else if constexpr (std::is_same_v<T, uint8_t>) {
     out << static_cast<int>(value);
@@ -198,12 +281,13 @@ void write_value(std::ostream& out, const T& value) {
   }
 }
 
-// Writes the elements nested by dimension: [[1, 2], [3, 4]].
-template <class T>
-void write_nested(std::ostream& out, const T* values, const Shape& shape, int axis,
-                  int64_t& written, int64_t max_entries) {
+// Writes the elements nested by dimension: [[1, 2], [3, 4]]. `values` is indexable by the
+// row-major element index.
+template <class Values>
+void write_nested(std::ostream& out, const Values& values, int64_t first, const Shape& shape,
+                  int axis, int64_t& written, int64_t max_entries) {
   if (axis == shape.rank()) {
-    write_value(out, values[0]);
+    write_value(out, values[first]);
     ++written;
     return;
   }
@@ -216,7 +300,7 @@ void write_nested(std::ostream& out, const T* values, const Shape& shape, int ax
       out << "...";
       break;
     }
-    write_nested(out, values + i * stride, shape, axis + 1, written, max_entries);
+    write_nested(out, values, first + i * stride, shape, axis + 1, written, max_entries);
   }
   out << ']';
 }
@@ -226,11 +310,17 @@ void write_nested(std::ostream& out, const T* values, const Shape& shape, int ax
 std::string Tensor::debug_string(int64_t max_entries) const {
   std::ostringstream out;
   out << dtype_name(dtype_) << shape_.to_string() << ' ';
-  visit_dtype(dtype_, [&](auto zero) {
-    using T = decltype(zero);
-    int64_t written = 0;
-    write_nested(out, data<T>(), shape_, 0, written, max_entries);
-  });
+  int64_t written = 0;
+  if (dtype_ == DType::kString) {
+    write_nested(out, strings(), 0, shape_, 0, written, max_entries);
+  } else {
+    visit_dtype(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (!std::is_same_v<T, std::string>) {
+        write_nested(out, data<T>(), 0, shape_, 0, written, max_entries);
+      }
+    });
+  }
   return out.str();
 }
 

@@ -1,6 +1,8 @@
 // Tensor: a typed, shaped, reference-counted view of a 64-byte-aligned buffer. Copies share the
 // buffer (cheap, like TensorFlow's Tensor); slicing along the first dimension and reshaping never
 // copy. A tensor made with a single numeric element keeps it inline and never allocates.
+// String elements are std::string, or, for tensors made by from_string_views, views into one
+// block of bytes allocated with them (no allocation per string; see strings()).
 //
 // Thread safety: a Tensor object is a value; distinct Tensor objects sharing one buffer may be
 // used from different threads. Writing through data() while other threads read the same buffer
@@ -9,9 +11,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <ostream>
 #include <span>
 #include <string>
@@ -26,8 +30,8 @@ namespace sluice {
 
 namespace internal {
 
-// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned) or
-// external (memory the caller owns, given back through a release callback).
+// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned),
+// external (memory the caller owns, given back through a release callback) or packed strings.
 class Buffer {
  public:
   static constexpr size_t kAlignment = 64;
@@ -35,9 +39,21 @@ class Buffer {
   // Zeroed numbers or empty strings.
   static Buffer* allocate(DType dtype, int64_t count);
   static Buffer* external(void* data, size_t bytes, std::function<void()> release);
+  // Packed strings: `count` std::string_views followed by `bytes` bytes for them to point into,
+  // in one allocation. data() is the views, packed_bytes() the bytes; the caller fills both.
+  static Buffer* allocate_packed_strings(int64_t count, size_t bytes);
 
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  bool packed_strings() const { return packed_; }
+  char* packed_bytes() const { return packed_bytes_; }
+  // A packed buffer's elements as std::strings, made once on first call (thread-safe: concurrent
+  // first calls agree on one array). Later writes through it are what every reader then sees.
+  std::string* materialized_strings();
+  // The array materialized_strings() made, or null if none yet.
+  const std::string* materialized_if_any() const {
+    return materialized_.load(std::memory_order_acquire);
+  }
   void ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
@@ -49,13 +65,69 @@ class Buffer {
 
   std::atomic<int32_t> refs_{1};
   DType dtype_ = DType::kUInt8;
+  bool packed_ = false;
   int64_t count_ = 0;
   size_t bytes_ = 0;
   void* data_ = nullptr;
   std::function<void()>* release_ = nullptr;  // Only for external buffers.
+  char* packed_bytes_ = nullptr;              // Only for packed strings.
+  std::atomic<std::string*> materialized_{nullptr};
 };
 
 }  // namespace internal
+
+// Read-only, indexable view of the elements of a string tensor (row-major), whatever their
+// storage; it never copies or allocates. Valid while the tensor's buffer lives (a copy of the
+// tensor keeps it alive).
+class StringElements {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+
+    iterator() = default;
+    iterator(const std::string* strings, const std::string_view* views, int64_t i)
+        : strings_(strings), views_(views), i_(i) {}
+    std::string_view operator*() const {
+      return strings_ != nullptr ? std::string_view(strings_[i_]) : views_[i_];
+    }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++i_;
+      return old;
+    }
+    difference_type operator-(const iterator& other) const { return i_ - other.i_; }
+    bool operator==(const iterator& other) const { return i_ == other.i_; }
+
+   private:
+    const std::string* strings_ = nullptr;
+    const std::string_view* views_ = nullptr;
+    int64_t i_ = 0;
+  };
+
+  StringElements(const std::string* strings, const std::string_view* views, int64_t size)
+      : strings_(strings), views_(views), size_(size) {}
+
+  int64_t size() const { return size_; }
+  std::string_view operator[](int64_t i) const {
+    return strings_ != nullptr ? std::string_view(strings_[i]) : views_[i];
+  }
+  iterator begin() const { return {strings_, views_, 0}; }
+  iterator end() const { return {strings_, views_, size_}; }
+
+ private:
+  const std::string* strings_;     // std::string storage (or a materialized packed buffer),
+  const std::string_view* views_;  // else packed views.
+  int64_t size_;
+};
 
 class Tensor {
  public:
@@ -88,8 +160,14 @@ class Tensor {
   }
   template <class T>
   static Tensor from_vector(const std::vector<T>& values, Shape shape);
-  static Tensor from_strings(const std::vector<std::string>& values) {
-    return from_vector(values);
+  static Tensor from_strings(const std::vector<std::string>& values) { return from_vector(values); }
+  // A string tensor of `shape` (default [n]) holding copies of `values`, packed: all the bytes
+  // and the element views in one allocation, however many strings there are. Reading through
+  // strings() costs nothing more; data<std::string>() and item<std::string>() work too, making
+  // std::string copies of all the elements once, on first use.
+  static Tensor from_string_views(std::span<const std::string_view> values, Shape shape);
+  static Tensor from_string_views(std::span<const std::string_view> values) {
+    return from_string_views(values, Shape{static_cast<int64_t>(values.size())});
   }
 
   // Wraps memory the caller owns without copying; `release` runs once no tensor refers to it.
@@ -123,6 +201,10 @@ class Tensor {
   std::span<const T> values() const {
     return {data<T>(), static_cast<size_t>(num_elements())};
   }
+  // The elements of a string tensor as string_views, without copying (whatever the storage).
+  // Throws InvalidArgument for other dtypes. The views see writes made through data<std::string>()
+  // before strings() was called, not after.
+  StringElements strings() const;
   // The single value of a one-element tensor. Throws InvalidArgument otherwise.
   template <class T>
   const T& item() const {
@@ -130,10 +212,13 @@ class Tensor {
     return *data<T>();
   }
 
+  // The first element. For strings: an array of std::string (see from_string_views).
   void* raw_data() {
+    if (dtype_ == DType::kString) return string_data();
     return buffer_ ? static_cast<void*>(static_cast<char*>(buffer_->data()) + offset_) : inline_;
   }
   const void* raw_data() const {
+    if (dtype_ == DType::kString) return string_data();
     return buffer_ ? static_cast<const void*>(static_cast<const char*>(buffer_->data()) + offset_)
                    : inline_;
   }
@@ -188,6 +273,8 @@ class Tensor {
     if (expected != dtype_) throw_dtype_mismatch(expected);
   }
   [[noreturn]] void throw_dtype_mismatch(DType expected) const;
+  // The std::string elements, materializing a packed buffer's on first use.
+  std::string* string_data() const;
   void check_single_element() const;
   void check_rank(int rank) const;
   void release() {

@@ -1,6 +1,7 @@
-// CRC-32C (Castagnoli), the checksum of TFRecord framing, and TensorFlow's masking of it. Uses the
-// SSE4.2 crc32 instruction (three interleaved streams on long inputs) when the CPU has it, a
-// slicing-by-8 table otherwise. All functions are pure and thread-safe.
+// CRC-32C (Castagnoli), the checksum of TFRecord framing, and TensorFlow's masking of it. Chosen
+// at run time from what the CPU has: carry-less multiplication folding (VPCLMULQDQ) running
+// alongside three streams of the SSE4.2 crc32 instruction; the crc32 streams alone; or a
+// slicing-by-8 table. All functions are pure and thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -30,11 +31,14 @@ inline uint32_t masked_crc32c(const void* data, size_t n) { return mask_crc32c(c
 inline uint32_t masked_crc32c(std::string_view data) { return mask_crc32c(crc32c(data)); }
 
 namespace internal {
-// The two implementations behind crc32c_extend, exposed so tests can compare them.
-bool crc32c_hardware_available();
+// The implementations behind crc32c_extend, exposed so tests can compare them.
+bool crc32c_hardware_available();  // SSE4.2
+bool crc32c_folding_available();   // SSE4.2, AVX2, PCLMULQDQ and VPCLMULQDQ
 uint32_t crc32c_extend_portable(uint32_t crc, const void* data, size_t n);
 // REQUIRES: crc32c_hardware_available().
 uint32_t crc32c_extend_hardware(uint32_t crc, const void* data, size_t n);
+// REQUIRES: crc32c_folding_available().
+uint32_t crc32c_extend_folding(uint32_t crc, const void* data, size_t n);
 }  // namespace internal
 
 }  // namespace sluice

@@ -63,17 +63,20 @@ class WireReader {
     uint64_t v;
     std::string_view s;
     switch (wire) {
-      case kVarint: return varint(v);
+      case kVarint:
+        return varint(v);
       case kFixed64:
         if (end_ - p_ < 8) return false;
         p_ += 8;
         return true;
-      case kLengthDelimited: return length_delimited(s);
+      case kLengthDelimited:
+        return length_delimited(s);
       case kFixed32:
         if (end_ - p_ < 4) return false;
         p_ += 4;
         return true;
-      default: return false;  // Groups do not occur in these proto3 messages.
+      default:
+        return false;  // Groups do not occur in these proto3 messages.
     }
   }
 
@@ -87,20 +90,28 @@ enum class Kind { kNotSet = 0, kBytes = 1, kFloat = 2, kInt64 = 3 };
 
 std::string_view kind_name(Kind kind) {
   switch (kind) {
-    case Kind::kBytes: return "bytes_list";
-    case Kind::kFloat: return "float_list";
-    case Kind::kInt64: return "int64_list";
-    case Kind::kNotSet: break;
+    case Kind::kBytes:
+      return "bytes_list";
+    case Kind::kFloat:
+      return "float_list";
+    case Kind::kInt64:
+      return "int64_list";
+    case Kind::kNotSet:
+      break;
   }
   return "no list (KIND_NOT_SET)";
 }
 
 Kind kind_of(DType dtype) {
   switch (dtype) {
-    case DType::kString: return Kind::kBytes;
-    case DType::kFloat32: return Kind::kFloat;
-    case DType::kInt64: return Kind::kInt64;
-    default: return Kind::kNotSet;
+    case DType::kString:
+      return Kind::kBytes;
+    case DType::kFloat32:
+      return Kind::kFloat;
+    case DType::kInt64:
+      return Kind::kInt64;
+    default:
+      return Kind::kNotSet;
   }
 }
 
@@ -208,13 +219,11 @@ bool decode_values(std::string_view list, int64_t* out) {
   });
 }
 
-bool decode_values(std::string_view list, std::string* out) {
-  return for_each_value_entry(list, [&](WireReader& r, uint32_t) {
-    std::string_view value;
-    if (!r.length_delimited(value)) return false;
-    (out++)->assign(value);
-    return true;
-  });
+// Bytes values are views into the serialized record; they are copied once, when the batch's
+// string tensor is packed (finish()).
+bool decode_values(std::string_view list, std::string_view* out) {
+  return for_each_value_entry(list,
+                              [&](WireReader& r, uint32_t) { return r.length_delimited(*out++); });
 }
 
 // --- The spec, prepared once per call ------------------------------------------------------------
@@ -326,21 +335,40 @@ bool scan_example(std::string_view example, const std::vector<PreparedFeature>& 
 // Fills out[0, count) from a default holding `count` values or one value.
 template <class T>
 void copy_default(const Tensor& d, int64_t count, T* out) {
-  const T* src = d.data<T>();
-  if (d.num_elements() == count) {
-    std::copy(src, src + count, out);
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    const StringElements src = d.strings();  // The spec, and so the default, outlives the call.
+    for (int64_t i = 0; i < count; ++i) out[i] = src[d.num_elements() == count ? i : 0];
   } else {
-    std::fill(out, out + count, src[0]);
+    const T* src = d.data<T>();
+    if (d.num_elements() == count) {
+      std::copy(src, src + count, out);
+    } else {
+      std::fill(out, out + count, src[0]);
+    }
   }
 }
 
-// The output being built for one feature over a batch.
+// The output being built for one feature over a batch. Strings are gathered as views into the
+// serialized records (or the spec's defaults) and packed into one tensor buffer at the end: no
+// allocation per record.
 struct FeatureOutput {
-  Tensor dense;               // FixedLenFeature: [B] + shape.
-  std::vector<float> floats;  // VarLenFeature values, by dtype.
+  Tensor dense;                                 // FixedLenFeature of numbers: [B] + shape.
+  std::vector<std::string_view> fixed_strings;  // FixedLenFeature of strings: B * count.
+  std::vector<float> floats;                    // VarLenFeature values, by dtype.
   std::vector<int64_t> ints;
-  std::vector<std::string> strings;
+  std::vector<std::string_view> strings;
   std::vector<int64_t> row_lengths;
+
+  // Where record b's values of a FixedLenFeature with `count` values per record go.
+  template <class T>
+  T* fixed_values(size_t b, int64_t count) {
+    const size_t offset = b * static_cast<size_t>(count);
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      return fixed_strings.data() + offset;
+    } else {
+      return dense.data<T>() + offset;
+    }
+  }
 };
 
 template <class T>
@@ -357,9 +385,12 @@ std::vector<T>& values_of(FeatureOutput& out) {
 template <class F>
 decltype(auto) visit_value_type(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kInt64: return f(static_cast<int64_t*>(nullptr));
-    case DType::kFloat32: return f(static_cast<float*>(nullptr));
-    default: return f(static_cast<std::string*>(nullptr));
+    case DType::kInt64:
+      return f(static_cast<int64_t*>(nullptr));
+    case DType::kFloat32:
+      return f(static_cast<float*>(nullptr));
+    default:
+      return f(static_cast<std::string_view*>(nullptr));
   }
 }
 
@@ -370,10 +401,13 @@ class BatchParser {
         outputs_(features_.size()),
         found_(features_.size()),
         present_(features_.size()),
+        batch_(batch),
         base_(base) {
     for (size_t i = 0; i < features_.size(); ++i) {
       const PreparedFeature& f = features_[i];
-      if (f.fixed) {
+      if (f.fixed && f.dtype == DType::kString) {
+        outputs_[i].fixed_strings.resize(batch * static_cast<size_t>(f.count));
+      } else if (f.fixed) {
         outputs_[i].dense = Tensor(f.dtype, f.shape.prepend(static_cast<int64_t>(batch)));
       } else {
         outputs_[i].row_lengths.reserve(batch);
@@ -405,6 +439,12 @@ class BatchParser {
     for (size_t i = 0; i < features_.size(); ++i) {
       const PreparedFeature& f = features_[i];
       FeatureOutput& out = outputs_[i];
+      if (f.fixed && f.dtype == DType::kString) {
+        components.push_back(Tensor::from_string_views(
+            out.fixed_strings, single ? f.shape : f.shape.prepend(static_cast<int64_t>(batch_))));
+        names->emplace_back(f.key);
+        continue;
+      }
       if (f.fixed) {
         components.push_back(single ? out.dense.reshape(f.shape) : out.dense);
         names->emplace_back(f.key);
@@ -436,7 +476,6 @@ class BatchParser {
 
   static void add_fixed(const PreparedFeature& f, FeatureOutput& out, size_t b, bool present,
                         const FeatureView& view, int64_t record) {
-    const size_t offset = b * static_cast<size_t>(f.count);
     if (!present || view.kind == Kind::kNotSet) {
       if (f.default_value == nullptr) {
         if (f.count == 0) return;
@@ -447,7 +486,7 @@ class BatchParser {
       }
       visit_value_type(f.dtype, [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
-        copy_default<T>(*f.default_value, f.count, out.dense.data<T>() + offset);
+        copy_default<T>(*f.default_value, f.count, out.fixed_values<T>(b, f.count));
       });
       return;
     }
@@ -461,7 +500,7 @@ class BatchParser {
     }
     bool ok = visit_value_type(f.dtype, [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      return decode_values(view.list, out.dense.data<T>() + offset);
+      return decode_values(view.list, out.fixed_values<T>(b, f.count));
     });
     if (!ok) malformed(f, record);
   }
@@ -490,9 +529,11 @@ class BatchParser {
     return visit_value_type(dtype, [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
       std::vector<T>& values = values_of<T>(out);
-      Tensor t(dtype, Shape{static_cast<int64_t>(values.size())});
-      std::move(values.begin(), values.end(), t.data<T>());
-      return t;
+      if constexpr (std::is_same_v<T, std::string_view>) {
+        return Tensor::from_string_views(values);
+      } else {
+        return Tensor::from_vector(values);
+      }
     });
   }
 
@@ -500,6 +541,7 @@ class BatchParser {
   std::vector<FeatureOutput> outputs_;
   std::vector<std::string_view> found_;
   std::vector<char> present_;
+  size_t batch_;
   int64_t base_;
 };
 

@@ -1,7 +1,9 @@
 // Parsing tf.train.Example protos into tensors, as tf.io.parse_single_example / parse_example:
 // a FeatureSpec names the features to extract and how. Knows protos, nothing of files. Parsing
-// reads the protobuf wire format directly (no message objects, no allocation per feature); the
-// generated classes in formats/proto/example.pb.h are there for writing Examples.
+// reads the protobuf wire format directly (no message objects, no allocation per feature or per
+// record: a batch's string values are packed into one buffer per feature, see
+// Tensor::from_string_views); the generated classes in formats/proto/example.pb.h are there for
+// writing Examples.
 //
 // Thread safety: the functions are pure; a FeatureSpec is an immutable value once built.
 #pragma once

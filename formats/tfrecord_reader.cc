@@ -6,8 +6,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/strings.h"
@@ -88,6 +92,17 @@ class TFRecordReader::Source {
   virtual size_t read(char* dst, size_t n) = 0;
   // Called at a record boundary when read() has ended: throws if the stream did not end well.
   virtual void check_end() {}
+
+  // Sources that lend their own buffers (reserve() > 0): the next bytes of the stream, at
+  // data[begin, end), with reserve() writable bytes before `begin`; data == nullptr at the end.
+  // The view stays valid until the next call after this one.
+  struct BlockView {
+    char* data = nullptr;
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  virtual size_t reserve() const { return 0; }
+  virtual BlockView next_block() { return {}; }
 };
 
 namespace {
@@ -99,6 +114,136 @@ class PlainSource final : public TFRecordReader::Source {
 
  private:
   FileHandle file_;
+};
+
+// The file read on a helper thread into a ring of kBlocks blocks, each with room in front for
+// the reader to put the unconsumed end of the previous block (see TFRecordReader::fill()). The
+// reader checks records in the blocks themselves: the only copy is the kernel's, done by the
+// helper meanwhile. The consumer side holds at most two blocks: the one lent to the reader and,
+// while it copies that block's tail, the next.
+class ReadAheadSource final : public TFRecordReader::Source {
+ public:
+  ReadAheadSource(const std::string& path, size_t block_size)
+      : file_(path),
+        block_size_(block_size),
+        // The reader's tail is shorter than a record it checks in place: < block_size / 4 + 16.
+        reserve_((block_size / 4 + kHeaderSize + kFooterSize + 2 * kAlign) / kAlign * kAlign) {
+    for (Block& b : blocks_) b.data.resize(reserve_ + block_size);
+    helper_ = std::thread([this] { run(); });
+  }
+  ~ReadAheadSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    helper_.join();
+  }
+
+  size_t reserve() const override { return reserve_; }
+
+  BlockView next_block() override {
+    if (pos_ < size_) {  // What read() left of the newest held block.
+      const BlockView v{blocks_[newest()].data.data(), reserve_ + pos_, reserve_ + size_};
+      pos_ = size_;
+      return v;
+    }
+    // The reader may still copy from the block it has: keep it until the next call.
+    if (!acquire(/*keep=*/1)) return {};
+    pos_ = size_;
+    return {blocks_[newest()].data.data(), reserve_, reserve_ + size_};
+  }
+
+  // Called by the reader only once it has consumed every byte it was lent.
+  size_t read(char* dst, size_t n) override {
+    size_t done = 0;
+    while (done < n) {
+      if (pos_ == size_ && !acquire(/*keep=*/0)) break;
+      const size_t k = std::min(n - done, size_ - pos_);
+      std::memcpy(dst + done, blocks_[newest()].data.data() + reserve_ + pos_, k);
+      pos_ += k;
+      done += k;
+    }
+    return done;
+  }
+
+ private:
+  static constexpr size_t kBlocks = 4;
+  struct Block {
+    std::vector<char> data;
+    size_t size = 0;  // Bytes at data[reserve_, reserve_ + size).
+  };
+
+  size_t newest() const { return (taken_ - 1) % kBlocks; }
+
+  // Gives back all held blocks but the `keep` newest, then takes the next one; false at the end
+  // of the file. Rethrows the helper's read error once the blocks read before it are taken.
+  bool acquire(uint64_t keep) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (taken_ - consumed_ > keep) {
+      consumed_ = taken_ - keep;
+      cv_.notify_all();
+    }
+    cv_.wait(lock, [&] { return produced_ > taken_ || finished_; });
+    if (produced_ == taken_) {
+      if (error_) std::rethrow_exception(error_);
+      return false;
+    }
+    ++taken_;
+    size_ = blocks_[newest()].size;
+    pos_ = 0;
+    return true;
+  }
+
+  void run() {
+    for (;;) {
+      size_t slot;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        // Blocks taken but not given back are the consumer's: never overwritten.
+        cv_.wait(lock, [&] { return stop_ || produced_ - consumed_ < kBlocks; });
+        if (stop_) return;
+        slot = produced_ % kBlocks;
+      }
+      size_t got = 0;
+      std::exception_ptr error;
+      try {
+        got = file_.read(blocks_[slot].data.data() + reserve_, block_size_);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (got > 0) {
+        blocks_[slot].size = got;
+        ++produced_;
+      }
+      if (error || got < block_size_) {
+        error_ = error;
+        finished_ = true;
+      }
+      cv_.notify_all();
+      if (finished_) return;
+    }
+  }
+
+  FileHandle file_;
+  const size_t block_size_;
+  const size_t reserve_;
+  std::array<Block, kBlocks> blocks_;
+  // Consumer side: bytes [pos_, size_) of the newest taken block are not yet handed out.
+  size_t size_ = 0;
+  size_t pos_ = 0;
+  // Shared, under mu_. Blocks [consumed_, taken_) are held by the consumer, [taken_, produced_)
+  // are ready.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t produced_ = 0;
+  uint64_t taken_ = 0;
+  uint64_t consumed_ = 0;
+  bool finished_ = false;  // The helper has read its last block (end of file or error).
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread helper_;  // Last: started once everything above exists.
 };
 
 // zlib inflate over the file. Concatenated members (gzip) or streams (zlib) are read as one
@@ -166,16 +311,21 @@ TFRecordReader::TFRecordReader(std::string path, const TFRecordReaderOptions& op
         str_cat("TFRecordReader: buffer_size must be positive for '", path_, "'"));
   }
   if (compression_ == Compression::kAuto) compression_ = detect_compression(path_);
-  if (compression_ == Compression::kNone) {
+  // At least a header and a footer fit, so small buffers still work.
+  capacity_ = std::max(options.buffer_size, kHeaderSize + kFooterSize);
+  if (compression_ == Compression::kNone && options.read_ahead) {
+    source_ = std::make_unique<ReadAheadSource>(path_, capacity_);
+  } else if (compression_ == Compression::kNone) {
     source_ = std::make_unique<PlainSource>(path_);
   } else {
     source_ = std::make_unique<InflateSource>(path_, compression_, options.buffer_size);
   }
-  // At least a header and a footer fit, so small buffers still work.
-  capacity_ = std::max(options.buffer_size, kHeaderSize + kFooterSize);
-  buffer_.resize(capacity_ + 2 * kAlign);
-  base_ = (kAlign - reinterpret_cast<uintptr_t>(buffer_.data()) % kAlign) % kAlign;
-  pos_ = end_ = base_;
+  if (source_->reserve() == 0) {
+    buffer_.resize(capacity_ + 2 * kAlign);
+    data_ = buffer_.data();
+    base_ = (kAlign - reinterpret_cast<uintptr_t>(buffer_.data()) % kAlign) % kAlign;
+    pos_ = end_ = base_;
+  }
 }
 
 TFRecordReader::~TFRecordReader() = default;
@@ -185,6 +335,23 @@ TFRecordReader& TFRecordReader::operator=(TFRecordReader&&) noexcept = default;
 size_t TFRecordReader::fill(size_t need) {
   size_t avail = end_ - pos_;
   if (avail >= need || source_done_) return avail;
+  if (source_->reserve() > 0) {
+    // Move to the source's next block, the unconsumed bytes (fewer than reserve()) in front.
+    while (avail < need) {
+      const Source::BlockView block = source_->next_block();
+      if (block.data == nullptr) {
+        source_done_ = true;
+        break;
+      }
+      if (avail > 0) std::memcpy(block.data + block.begin - avail, data_ + pos_, avail);
+      data_ = block.data;
+      pos_ = block.begin - avail;
+      end_ = block.end;
+      source_offset_ += block.end - block.begin;
+      avail = end_ - pos_;
+    }
+    return avail;
+  }
   // Keep the unconsumed bytes, placed so that the read lands at an address congruent to its file
   // offset modulo kAlign: the kernel's copy out of the page cache is then cache-line aligned on
   // both sides, which on some CPUs doubles its speed.
@@ -224,7 +391,7 @@ bool TFRecordReader::read_view(std::string_view& record) {
   }
   if (avail < kHeaderSize) fail(str_cat("truncated record at ", start));
 
-  const char* header = buffer_.data() + pos_;
+  const char* header = data_ + pos_;
   const uint64_t length = load_u64_le(header);
   if (unmask_crc32c(load_u32_le(header + 8)) != crc32c(header, 8)) {
     fail(str_cat("corrupted record at ", start,
@@ -237,11 +404,11 @@ bool TFRecordReader::read_view(std::string_view& record) {
   try {
     // Large records not yet buffered are read from the stream straight into their destination,
     // saving a copy; the rest are checked in place and copied once by the caller, if at all.
-    const bool direct = n + kFooterSize > capacity_ ||
-                        (n >= capacity_ / 4 && n + kFooterSize > end_ - pos_);
+    const bool direct =
+        n + kFooterSize > capacity_ || (n >= capacity_ / 4 && n + kFooterSize > end_ - pos_);
     if (!direct) {
       if (fill(n + kFooterSize) < n + kFooterSize) fail(str_cat("truncated record at ", start));
-      const char* data = buffer_.data() + pos_;
+      const char* data = data_ + pos_;
       if (unmask_crc32c(load_u32_le(data + n)) != crc32c(data, n)) {
         fail(str_cat("corrupted record at ", start + kHeaderSize));
       }
@@ -251,7 +418,7 @@ bool TFRecordReader::read_view(std::string_view& record) {
       // What is buffered, then the rest straight from the stream.
       scratch_.clear();
       const size_t buffered = std::min(n, end_ - pos_);
-      scratch_.append(buffer_.data() + pos_, buffered);
+      scratch_.append(data_ + pos_, buffered);
       pos_ += buffered;
       while (scratch_.size() < n) {
         const size_t old = scratch_.size();
@@ -265,7 +432,7 @@ bool TFRecordReader::read_view(std::string_view& record) {
         }
       }
       if (fill(kFooterSize) < kFooterSize) fail(str_cat("truncated record at ", start));
-      const uint32_t stored = load_u32_le(buffer_.data() + pos_);
+      const uint32_t stored = load_u32_le(data_ + pos_);
       pos_ += kFooterSize;
       if (unmask_crc32c(stored) != crc32c(scratch_)) {
         scratch_.clear();

@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 namespace sluice {
 namespace {
@@ -121,6 +126,81 @@ TEST(TensorTest, EqualsAndDebugString) {
   EXPECT_EQ(Tensor::from_vector<int64_t>({1, 2, 3, 4}).debug_string(2), "int64[4] [1, 2, ...]");
   EXPECT_EQ(Tensor::scalar("x").debug_string(), "string[] \"x\"");
   EXPECT_EQ(Tensor::scalar<uint8_t>(200).debug_string(), "uint8[] 200");
+}
+
+TEST(PackedStringsTest, HoldCopiesOfTheViewsInOneBuffer) {
+  std::string source = "alpha";
+  const std::string_view nul("n\0l", 3);
+  const std::vector<std::string_view> views = {source, "", nul, "delta"};
+  const Tensor t = Tensor::from_string_views(views, Shape{2, 2});
+  source[0] = 'X';  // The tensor copied the bytes.
+  EXPECT_EQ(t.dtype(), DType::kString);
+  EXPECT_EQ(t.shape(), Shape({2, 2}));
+  const StringElements s = t.strings();
+  ASSERT_EQ(s.size(), 4);
+  EXPECT_EQ(s[0], "alpha");
+  EXPECT_EQ(s[1], "");
+  EXPECT_EQ(s[2], nul);
+  EXPECT_EQ(s[3], "delta");
+  // Element bytes lie back to back in one block.
+  EXPECT_EQ(s[2].data(), s[0].data() + 5);
+  EXPECT_EQ(std::vector<std::string_view>(s.begin(), s.end()),
+            (std::vector<std::string_view>{"alpha", "", nul, "delta"}));
+  EXPECT_THROW(Tensor::from_string_views(views, Shape{3}), InvalidArgument);
+  EXPECT_THROW(Tensor::from_vector<int32_t>({1}).strings(), InvalidArgument);
+}
+
+TEST(PackedStringsTest, SliceSelectAndStdStringAccess) {
+  const std::vector<std::string_view> views = {"a", "bb", "ccc", "dddd", "eeeee", "ffffff"};
+  const Tensor t = Tensor::from_string_views(views, Shape{3, 2});
+  const Tensor row = t.select(1);
+  EXPECT_TRUE(row.shares_buffer_with(t));
+  EXPECT_EQ(row.shape(), Shape({2}));
+  EXPECT_EQ(row.strings()[0], "ccc");
+  EXPECT_EQ(row.strings()[1], "dddd");
+  EXPECT_EQ(t.slice(2, 3).strings()[1], "ffffff");
+  // The std::string API works on packed tensors too, element for element.
+  EXPECT_EQ(row.values<std::string>()[1], "dddd");
+  EXPECT_EQ(t.select(2).select(0).item<std::string>(), "eeeee");
+  EXPECT_EQ(t.data<std::string>()[0], "a");
+  // A write through data<std::string>() is what later readers see, through either API.
+  Tensor writable = t;
+  writable.data<std::string>()[3] = "changed";
+  EXPECT_EQ(t.strings()[3], "changed");
+  EXPECT_EQ(t.select(1).values<std::string>()[1], "changed");
+}
+
+TEST(PackedStringsTest, EqualCloneAndPrintLikeStdStringTensors) {
+  const Tensor packed = Tensor::from_string_views(std::vector<std::string_view>{"x", "yz"});
+  const Tensor plain = Tensor::from_strings({"x", "yz"});
+  EXPECT_TRUE(packed.equals(plain));
+  EXPECT_TRUE(plain.equals(packed));
+  EXPECT_FALSE(packed.equals(Tensor::from_strings({"x", "y"})));
+  EXPECT_EQ(packed.debug_string(), "string[2] [\"x\", \"yz\"]");
+  EXPECT_EQ(packed.debug_string(), plain.debug_string());
+  const Tensor copy = packed.clone();
+  EXPECT_FALSE(copy.shares_buffer_with(packed));
+  EXPECT_TRUE(copy.equals(packed));
+  // strings() of a std::string tensor views its elements in place.
+  EXPECT_EQ(plain.strings()[1].data(), plain.data<std::string>()[1].data());
+  const Tensor empty = Tensor::from_string_views(std::span<const std::string_view>{});
+  EXPECT_EQ(empty.num_elements(), 0);
+  EXPECT_EQ(empty.strings().size(), 0);
+}
+
+TEST(PackedStringsTest, ConcurrentFirstStdStringAccessAgrees) {
+  std::vector<std::string> values;
+  for (int i = 0; i < 1000; ++i) values.emplace_back(static_cast<size_t>(i % 50), 'a' + i % 26);
+  const std::vector<std::string_view> views(values.begin(), values.end());
+  for (int round = 0; round < 20; ++round) {
+    const Tensor t = Tensor::from_string_views(views);
+    std::vector<const std::string*> seen(4);
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; ++k) threads.emplace_back([&, k] { seen[k] = t.data<std::string>(); });
+    for (auto& thread : threads) thread.join();
+    for (int k = 1; k < 4; ++k) EXPECT_EQ(seen[k], seen[0]);
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(seen[0][i], values[i]);
+  }
 }
 
 TEST(TensorTest, MoveLeavesNothingBehind) {

@@ -63,6 +63,44 @@ TEST(Crc32c, HardwareEqualsTable) {
   }
 }
 
+// The carry-less-multiplication path against the table: check vectors, lengths around its block
+// sizes (256-byte vector folding, 8064-byte chunks of folding plus three crc32 streams), every
+// alignment, random seeds.
+TEST(Crc32c, FoldingEqualsTable) {
+  if (!internal::crc32c_folding_available()) GTEST_SKIP() << "no VPCLMULQDQ/AVX2 on this CPU";
+  EXPECT_EQ(internal::crc32c_extend_folding(0, "123456789", 9), 0xE3069283u);
+  EXPECT_EQ(internal::crc32c_extend_folding(0, bytes(32, 0xFF).data(), 32), 0x62A8AB43u);
+  std::mt19937_64 rng(11);
+  std::vector<uint8_t> data(300000);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  constexpr size_t kChunk = 8064;
+  const size_t interesting[] = {
+      0,          255,    256,        257,          383,          384,        385,
+      kChunk - 1, kChunk, kChunk + 1, kChunk + 255, kChunk + 256, 2 * kChunk, 3 * kChunk + 1000,
+      299000};
+  for (size_t n : interesting) {
+    for (size_t offset = 0; offset < 33; ++offset) {
+      ASSERT_EQ(internal::crc32c_extend_folding(0x12345678u, data.data() + offset, n),
+                internal::crc32c_extend_portable(0x12345678u, data.data() + offset, n))
+          << "n=" << n << " offset=" << offset;
+    }
+  }
+  for (int trial = 0; trial < 500; ++trial) {
+    const size_t offset = rng() % 64;
+    const size_t n = trial % 2 ? rng() % 20000 : rng() % (data.size() - offset);
+    const uint32_t seed = static_cast<uint32_t>(rng());
+    ASSERT_EQ(internal::crc32c_extend_folding(seed, data.data() + offset, n),
+              internal::crc32c_extend_portable(seed, data.data() + offset, n))
+        << "n=" << n << " offset=" << offset;
+  }
+  // Zeros and all-ones stress the reductions differently from random bytes.
+  for (uint8_t fill : {uint8_t{0}, uint8_t{0xFF}}) {
+    const std::vector<uint8_t> same = bytes(3 * kChunk + 77, fill);
+    EXPECT_EQ(internal::crc32c_extend_folding(0, same.data(), same.size()),
+              internal::crc32c_extend_portable(0, same.data(), same.size()));
+  }
+}
+
 TEST(Crc32c, MaskRoundTripAndTensorFlowValues) {
   std::mt19937 rng(3);
   for (int i = 0; i < 1000; ++i) {

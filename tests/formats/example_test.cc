@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -128,6 +129,30 @@ TEST(ParseExample, BatchShapesAndRowLengths) {
   const Element none = parse_example(std::span<const std::string>(), spec);
   EXPECT_EQ(none["label"].shape(), Shape{0});
   EXPECT_EQ(none["v/row_lengths"].shape(), Shape{0});
+}
+
+TEST(ParseExample, StringsOfABatchArePackedCopies) {
+  std::vector<std::string> batch = {
+      ExampleBuilder().bytes("image", {"first"}).bytes("tags", {"x", "yy"}).serialized(),
+      ExampleBuilder().bytes("tags", {"zzz"}).serialized(),
+      ExampleBuilder().bytes("image", {std::string(3000, 'i')}).serialized(),
+  };
+  const FeatureSpec spec = {
+      {"image", FixedLenFeature{Shape{}, DType::kString, Tensor::scalar("none")}},
+      {"tags", VarLenFeature{DType::kString}},
+  };
+  const Element e = parse_example(batch, spec);
+  for (std::string& s : batch) std::fill(s.begin(), s.end(), '\0');  // The output owns its bytes.
+  const StringElements image = e["image"].strings();
+  ASSERT_EQ(image.size(), 3);
+  EXPECT_EQ(image[0], "first");
+  EXPECT_EQ(image[1], "none");
+  EXPECT_EQ(image[2], std::string(3000, 'i'));
+  // One buffer per feature: the records' values lie back to back.
+  EXPECT_EQ(image[1].data(), image[0].data() + 5);
+  EXPECT_EQ(image[2].data(), image[1].data() + 4);
+  EXPECT_TRUE(e["tags"].equals(Tensor::from_strings({"x", "yy", "zzz"})));
+  EXPECT_EQ(e["image"].select(2).item<std::string>(), std::string(3000, 'i'));
 }
 
 TEST(ParseExample, MissingFeaturesAndDefaults) {

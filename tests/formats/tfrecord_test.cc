@@ -21,8 +21,9 @@ using testing::unhex;
 using testing::write_file;
 
 std::vector<std::string> read_all(const std::string& path, Compression compression,
-                                  size_t buffer_size = 256 << 10) {
-  TFRecordReader reader(path, {.compression = compression, .buffer_size = buffer_size});
+                                  size_t buffer_size = 256 << 10, bool read_ahead = false) {
+  TFRecordReader reader(
+      path, {.compression = compression, .buffer_size = buffer_size, .read_ahead = read_ahead});
   std::vector<std::string> out;
   std::string record;
   while (reader.read(record)) out.push_back(record);
@@ -40,8 +41,9 @@ void write_all(const std::string& path, const std::vector<std::string>& records,
 // Reads until the reader throws; returns the error message and the records read before it.
 std::string read_until_error(const std::string& path, Compression compression,
                              std::vector<std::string>* before = nullptr,
-                             size_t buffer_size = 256 << 10) {
-  TFRecordReader reader(path, {.compression = compression, .buffer_size = buffer_size});
+                             size_t buffer_size = 256 << 10, bool read_ahead = false) {
+  TFRecordReader reader(
+      path, {.compression = compression, .buffer_size = buffer_size, .read_ahead = read_ahead});
   std::string record;
   try {
     while (reader.read(record)) {
@@ -221,15 +223,17 @@ TEST_F(TFRecordTest, CorruptionGivesTheRightErrorAtTheRightOffset) {
   };
   for (const Case& c : cases) {
     for (size_t buffer : {size_t{256 << 10}, size_t{16}}) {
-      std::string bad = good;
-      bad[c.byte] ^= 0x20;
-      write_file(path("bad"), bad);
-      std::vector<std::string> before;
-      const std::string message =
-          read_until_error(path("bad"), Compression::kNone, &before, buffer);
-      EXPECT_EQ(message.rfind(c.expected, 0), 0u) << "byte " << c.byte << ": " << message;
-      EXPECT_NE(message.find(path("bad") + ", record: 1]"), std::string::npos) << message;
-      EXPECT_EQ(before, std::vector<std::string>{"abc"}) << "byte " << c.byte;
+      for (bool read_ahead : {false, true}) {
+        std::string bad = good;
+        bad[c.byte] ^= 0x20;
+        write_file(path("bad"), bad);
+        std::vector<std::string> before;
+        const std::string message =
+            read_until_error(path("bad"), Compression::kNone, &before, buffer, read_ahead);
+        EXPECT_EQ(message.rfind(c.expected, 0), 0u) << "byte " << c.byte << ": " << message;
+        EXPECT_NE(message.find(path("bad") + ", record: 1]"), std::string::npos) << message;
+        EXPECT_EQ(before, std::vector<std::string>{"abc"}) << "byte " << c.byte;
+      }
     }
   }
   // The first record's length: TensorFlow's hint that this may not be a TFRecord file at all.
@@ -269,18 +273,45 @@ TEST_F(TFRecordTest, TruncationAtEveryOffsetOfTheLastRecord) {
   for (size_t cut = last; cut < good.size(); ++cut) {
     write_file(path("cut"), std::string_view(good).substr(0, cut));
     for (size_t buffer : {size_t{256 << 10}, size_t{8}}) {
-      std::vector<std::string> before;
-      const std::string message =
-          read_until_error(path("cut"), Compression::kNone, &before, buffer);
-      EXPECT_EQ(before, (std::vector<std::string>{"abc", "defgh"})) << "cut " << cut;
-      if (cut == last) {
-        EXPECT_EQ(message, "no error") << "a cut at a record boundary is a clean end";
-      } else {
-        EXPECT_EQ(message, "truncated record at 40 [file: " + path("cut") + ", record: 2]")
-            << "cut " << cut;
+      for (bool read_ahead : {false, true}) {
+        std::vector<std::string> before;
+        const std::string message =
+            read_until_error(path("cut"), Compression::kNone, &before, buffer, read_ahead);
+        EXPECT_EQ(before, (std::vector<std::string>{"abc", "defgh"})) << "cut " << cut;
+        if (cut == last) {
+          EXPECT_EQ(message, "no error") << "a cut at a record boundary is a clean end";
+        } else {
+          EXPECT_EQ(message, "truncated record at 40 [file: " + path("cut") + ", record: 2]")
+              << "cut " << cut;
+        }
       }
     }
   }
+}
+
+// Records of every size, small ones checked in the buffer and large ones read past it, across
+// the helper's block boundaries; and a reader dropped while the helper waits for room.
+TEST_F(TFRecordTest, ReadAheadReadsExactlyWhatThePlainReaderReads) {
+  std::mt19937 rng(5);
+  std::vector<std::string> records;
+  for (int i = 0; i < 300; ++i) {
+    const size_t n = i % 50 == 0 ? 70000 + rng() % 5000 : rng() % 3000;
+    std::string r(n, '\0');
+    for (char& c : r) c = static_cast<char>(rng());
+    records.push_back(std::move(r));
+  }
+  write_all(path("mixed"), records);
+  for (size_t buffer : {size_t{64}, size_t{300}, size_t{4096}, size_t{10000}, size_t{256 << 10}}) {
+    EXPECT_EQ(read_all(path("mixed"), Compression::kNone, buffer, true), records) << buffer;
+  }
+  // Compressed files ignore the option.
+  write_all(path("mixed.gz"), records, Compression::kGzip);
+  EXPECT_EQ(read_all(path("mixed.gz"), Compression::kGzip, 4096, true), records);
+  for (int stop_after : {0, 1, 7}) {
+    TFRecordReader reader(path("mixed"), {.buffer_size = 4096, .read_ahead = true});
+    std::string record;
+    for (int i = 0; i < stop_after; ++i) ASSERT_TRUE(reader.read(record));
+  }  // Destroying the reader stops its helper thread.
 }
 
 TEST_F(TFRecordTest, TruncatedCompressedStreamsAreDataLoss) {
