@@ -17,7 +17,7 @@ Shape Activation::output_shape(const Shape& input_shape) const {
 Tensor Activation::forward(const Tensor& input, bool training) {
   (void)training;
   prepare(input);
-  Tensor output(DType::kFloat32, input.shape());
+  Tensor output = pool_.take(input.shape());
   const int64_t cols = input.rank() > 1 ? input.dim(input.rank() - 1) : 1;
   activation_forward(activation_, input.values<float>(), cols, output.values<float>());
   output_ = output;
@@ -30,7 +30,7 @@ Tensor Activation::backward(const Tensor& grad_output) {
                                   grad_output.shape().to_string(), " for an output of shape ",
                                   output_.shape().to_string()));
   }
-  Tensor grad_input(DType::kFloat32, output_.shape());
+  Tensor grad_input = pool_.take(output_.shape());
   const int64_t cols = output_.rank() > 1 ? output_.dim(output_.rank() - 1) : 1;
   activation_backward(activation_, output_.values<float>(), grad_output.values<float>(), cols,
                       grad_input.values<float>());

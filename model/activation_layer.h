@@ -6,6 +6,7 @@
 
 #include "model/activations.h"
 #include "model/layer.h"
+#include "model/tensor_pool.h"
 
 namespace sluice {
 
@@ -23,6 +24,7 @@ class Activation final : public Layer {
  private:
   ActivationFunction activation_;
   Tensor output_;
+  internal::TensorPool pool_;  // Reuses the buffers of returned tensors across steps.
 };
 
 }  // namespace sluice

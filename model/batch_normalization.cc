@@ -10,8 +10,9 @@ namespace sluice {
 BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
     : Layer("batch_normalization", options.name), options_(std::move(options)) {
   if (!(options_.momentum >= 0.0f && options_.momentum <= 1.0f) || !(options_.epsilon > 0.0f)) {
-    throw InvalidArgument(str_cat("BatchNormalization needs momentum in [0, 1] and epsilon > 0, got ",
-                                  options_.momentum, " and ", options_.epsilon));
+    throw InvalidArgument(
+        str_cat("BatchNormalization needs momentum in [0, 1] and epsilon > 0, got ",
+                options_.momentum, " and ", options_.epsilon));
   }
 }
 
@@ -90,17 +91,23 @@ Tensor BatchNormalization::forward(const Tensor& input, bool training) {
       inv_std_[c] = 1.0f / std::sqrt(moving_var[c] + options_.epsilon);
     }
   }
-  Tensor output(DType::kFloat32, input.shape());
-  normalized_ = Tensor(DType::kFloat32, input.shape());
+  Tensor output = pool_.take(input.shape());
+  normalized_ = pool_.take(input.shape());
   float* xhat = normalized_.data<float>();
   float* y = output.data<float>();
   const float* gamma = options_.scale ? gamma_.value.data<float>() : nullptr;
   const float* beta = options_.center ? beta_.value.data<float>() : nullptr;
+  std::vector<float> scale(static_cast<size_t>(channels));
+  std::vector<float> shift(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    scale[c] = gamma ? gamma[c] : 1.0f;
+    shift[c] = beta ? beta[c] : 0.0f;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t i = r * channels + c;
       xhat[i] = (x[i] - mean[c]) * inv_std_[c];
-      y[i] = xhat[i] * (gamma ? gamma[c] : 1.0f) + (beta ? beta[c] : 0.0f);
+      y[i] = xhat[i] * scale[c] + shift[c];
     }
   }
   return output;
@@ -133,19 +140,25 @@ Tensor BatchNormalization::backward(const Tensor& grad_output) {
     float* dbeta = beta_.gradient.data<float>();
     for (int64_t c = 0; c < channels; ++c) dbeta[c] = static_cast<float>(sum_g[c]);
   }
-  Tensor grad_input(DType::kFloat32, grad_output.shape());
+  Tensor grad_input = pool_.take(grad_output.shape());
   float* dx = grad_input.data<float>();
   const float* gamma = options_.scale ? gamma_.value.data<float>() : nullptr;
+  // With batch statistics the mean and variance depend on x too:
+  // dx = γ·inv_std·(g − mean(g) − x̂·mean(g·x̂)).
+  std::vector<float> scale(static_cast<size_t>(channels));
+  std::vector<float> mean_g(static_cast<size_t>(channels), 0.0f);
+  std::vector<float> mean_gx(static_cast<size_t>(channels), 0.0f);
   for (int64_t c = 0; c < channels; ++c) {
-    // With batch statistics the mean and variance depend on x too:
-    // dx = γ·inv_std·(g − mean(g) − x̂·mean(g·x̂)).
-    const float scale = (gamma ? gamma[c] : 1.0f) * inv_std_[c];
-    const float mean_g = used_batch_statistics_ ? static_cast<float>(sum_g[c] / double(rows)) : 0.0f;
-    const float mean_gx =
-        used_batch_statistics_ ? static_cast<float>(sum_g_xhat[c] / double(rows)) : 0.0f;
-    for (int64_t r = 0; r < rows; ++r) {
+    scale[c] = (gamma ? gamma[c] : 1.0f) * inv_std_[c];
+    if (used_batch_statistics_) {
+      mean_g[c] = static_cast<float>(sum_g[c] / double(rows));
+      mean_gx[c] = static_cast<float>(sum_g_xhat[c] / double(rows));
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < channels; ++c) {
       const int64_t i = r * channels + c;
-      dx[i] = scale * (g[i] - mean_g - xhat[i] * mean_gx);
+      dx[i] = scale[c] * (g[i] - mean_g[c] - xhat[i] * mean_gx[c]);
     }
   }
   return grad_input;

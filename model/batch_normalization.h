@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/layer.h"
+#include "model/tensor_pool.h"
 
 namespace sluice {
 
@@ -61,6 +62,7 @@ class BatchNormalization final : public Layer {
   bool used_batch_statistics_ = false;
   Tensor normalized_;           // x̂ of the last forward.
   std::vector<float> inv_std_;  // Per channel, of the statistics the last forward used.
+  internal::TensorPool pool_;
 };
 
 }  // namespace sluice

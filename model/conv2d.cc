@@ -1,10 +1,12 @@
 #include "model/conv2d.h"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstring>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -16,70 +18,157 @@ namespace {
 
 // Where the windows of one image fall: shared by im2col and its adjoint col2im.
 struct ConvGeometry {
-  int64_t h, w, c;          // input
-  int64_t kh, kw;           // kernel
-  int64_t sh, sw;           // strides
-  int64_t oh, ow;           // output
+  int64_t h, w, c;  // input
+  int64_t kh, kw;   // kernel
+  int64_t sh, sw;   // strides
+  int64_t oh, ow;   // output
   int64_t pad_top, pad_left;
   int64_t patch() const { return kh * kw * c; }
   int64_t positions() const { return oh * ow; }
+  int64_t image_size() const { return h * w * c; }
+  // With one input channel and unit horizontal stride, the patches are built transposed
+  // ([patch, positions]): each of their rows is then a run of whole output rows copied from one
+  // input row, instead of kh·kw copies of a single float per position.
+  bool transposed() const { return c == 1 && sw == 1; }
+  // The kernel columns [kx0, kx1) that fall inside the image at output column ox.
+  std::pair<int64_t, int64_t> columns(int64_t ox) const {
+    const int64_t ix0 = ox * sw - pad_left;
+    return {std::clamp<int64_t>(-ix0, 0, kw), std::clamp<int64_t>(w - ix0, 0, kw)};
+  }
+  // The output columns [ox0, ox1) whose kernel column kx falls inside the image (stride 1).
+  std::pair<int64_t, int64_t> outputs(int64_t kx) const {
+    const int64_t ox0 = std::clamp<int64_t>(pad_left - kx, 0, ow);
+    return {ox0, std::clamp<int64_t>(w + pad_left - kx, ox0, ow)};
+  }
 };
 
-// patches[oh·ow, kh·kw·c]: row (oy, ox) holds the window at that output position in the kernel's
-// (ky, kx, channel) order, zeros where it hangs over the padding.
-void im2col(const ConvGeometry& g, const float* image, float* patches) {
-  const size_t run = static_cast<size_t>(g.c) * sizeof(float);
-  for (int64_t oy = 0; oy < g.oh; ++oy) {
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      float* row = patches + (oy * g.ow + ox) * g.patch();
-      for (int64_t ky = 0; ky < g.kh; ++ky) {
-        const int64_t iy = oy * g.sh - g.pad_top + ky;
-        float* dst = row + ky * g.kw * g.c;
-        if (iy < 0 || iy >= g.h) {
-          std::memset(dst, 0, run * g.kw);
-          continue;
-        }
-        for (int64_t kx = 0; kx < g.kw; ++kx) {
-          const int64_t ix = ox * g.sw - g.pad_left + kx;
-          if (ix < 0 || ix >= g.w) {
-            std::memset(dst + kx * g.c, 0, run);
-          } else {
-            std::memcpy(dst + kx * g.c, image + (iy * g.w + ix) * g.c, run);
+// patches[count·oh·ow, kh·kw·c] for `count` consecutive images: row (image, oy, ox) holds the
+// window at that output position in the kernel's (ky, kx, channel) order, zeros where it hangs
+// over the padding. A window row (fixed ky) is one contiguous run of the NHWC image.
+void im2col(const ConvGeometry& g, const float* images, int64_t count, float* patches) {
+  const int64_t run = g.kw * g.c;
+  for (int64_t i = 0; i < count; ++i) {
+    const float* image = images + i * g.image_size();
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        float* row = patches + ((i * g.oh + oy) * g.ow + ox) * g.patch();
+        const auto [kx0, kx1] = g.columns(ox);
+        const int64_t ix0 = ox * g.sw - g.pad_left;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.pad_top + ky;
+          float* dst = row + ky * run;
+          if (iy < 0 || iy >= g.h || kx0 >= kx1) {
+            std::fill(dst, dst + run, 0.0f);
+            continue;
           }
+          std::fill(dst, dst + kx0 * g.c, 0.0f);
+          const float* src = image + (iy * g.w + ix0 + kx0) * g.c;
+          std::copy(src, src + (kx1 - kx0) * g.c, dst + kx0 * g.c);
+          std::fill(dst + kx1 * g.c, dst + run, 0.0f);
         }
       }
     }
   }
 }
 
-// image += the patches scattered back to where im2col read them (padding dropped).
-void col2im(const ConvGeometry& g, const float* patches, float* image) {
-  for (int64_t oy = 0; oy < g.oh; ++oy) {
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      const float* row = patches + (oy * g.ow + ox) * g.patch();
-      for (int64_t ky = 0; ky < g.kh; ++ky) {
-        const int64_t iy = oy * g.sh - g.pad_top + ky;
-        if (iy < 0 || iy >= g.h) continue;
-        for (int64_t kx = 0; kx < g.kw; ++kx) {
-          const int64_t ix = ox * g.sw - g.pad_left + kx;
-          if (ix < 0 || ix >= g.w) continue;
-          const float* src = row + (ky * g.kw + kx) * g.c;
-          float* dst = image + (iy * g.w + ix) * g.c;
-          for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] += src[ch];
+// images += the patches scattered back to where im2col read them (padding dropped).
+void col2im(const ConvGeometry& g, const float* patches, int64_t count, float* images) {
+  const int64_t run = g.kw * g.c;
+  for (int64_t i = 0; i < count; ++i) {
+    float* image = images + i * g.image_size();
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const float* row = patches + ((i * g.oh + oy) * g.ow + ox) * g.patch();
+        const auto [kx0, kx1] = g.columns(ox);
+        const int64_t ix0 = ox * g.sw - g.pad_left;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.pad_top + ky;
+          if (iy < 0 || iy >= g.h || kx0 >= kx1) continue;
+          const float* src = row + ky * run + kx0 * g.c;
+          float* dst = image + (iy * g.w + ix0 + kx0) * g.c;
+          const int64_t length = (kx1 - kx0) * g.c;
+          for (int64_t j = 0; j < length; ++j) dst[j] += src[j];
         }
       }
     }
   }
 }
+
+// The transposed layout (ConvGeometry::transposed): patches[kh·kw, count·oh·ow], row (ky, kx)
+// holding that kernel tap's input pixel for every output position of the `count` images.
+void im2col_transposed(const ConvGeometry& g, const float* images, int64_t count, float* patches) {
+  const int64_t columns = count * g.positions();
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      float* row = patches + (ky * g.kw + kx) * columns;
+      const auto [ox0, ox1] = g.outputs(kx);
+      for (int64_t i = 0; i < count; ++i) {
+        const float* image = images + i * g.image_size();
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          float* dst = row + i * g.positions() + oy * g.ow;
+          const int64_t iy = oy * g.sh - g.pad_top + ky;
+          if (iy < 0 || iy >= g.h || ox0 >= ox1) {
+            std::fill(dst, dst + g.ow, 0.0f);
+            continue;
+          }
+          const float* src = image + iy * g.w + ox0 - g.pad_left + kx;
+          std::fill(dst, dst + ox0, 0.0f);
+          std::copy(src, src + (ox1 - ox0), dst + ox0);
+          std::fill(dst + ox1, dst + g.ow, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col_transposed: images += the patches scattered back.
+void col2im_transposed(const ConvGeometry& g, const float* patches, int64_t count, float* images) {
+  const int64_t columns = count * g.positions();
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const float* row = patches + (ky * g.kw + kx) * columns;
+      const auto [ox0, ox1] = g.outputs(kx);
+      if (ox0 >= ox1) continue;
+      for (int64_t i = 0; i < count; ++i) {
+        float* image = images + i * g.image_size();
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int64_t iy = oy * g.sh - g.pad_top + ky;
+          if (iy < 0 || iy >= g.h) continue;
+          const float* src = row + i * g.positions() + oy * g.ow + ox0;
+          float* dst = image + iy * g.w + ox0 - g.pad_left + kx;
+          for (int64_t j = 0; j < ox1 - ox0; ++j) dst[j] += src[j];
+        }
+      }
+    }
+  }
+}
+
+// Images per block: enough rows for an efficient product, patches small enough for L2.
+int64_t images_per_block(const ConvGeometry& g) {
+  constexpr int64_t kPatchFloats = 64 * 1024;
+  return std::clamp<int64_t>(kPatchFloats / std::max<int64_t>(1, g.positions() * g.patch()), 1, 16);
+}
+
+// Kernel and bias gradients are summed per fixed chunk of images and the chunks added in order,
+// so the result does not depend on how many threads ran them.
+constexpr int64_t kGradientChunks = 8;
 
 ConvGeometry geometry(const Shape& in, Size2D kernel, const Conv2DOptions& options) {
   const WindowGeometry y =
       window_geometry(in.dim(0), kernel.height, options.strides.height, options.padding);
   const WindowGeometry x =
       window_geometry(in.dim(1), kernel.width, options.strides.width, options.padding);
-  return {in.dim(0),      in.dim(1),      in.dim(2), kernel.height, kernel.width,
-          options.strides.height, options.strides.width, y.output, x.output,
-          y.pad_before,   x.pad_before};
+  return {in.dim(0),
+          in.dim(1),
+          in.dim(2),
+          kernel.height,
+          kernel.width,
+          options.strides.height,
+          options.strides.width,
+          y.output,
+          x.output,
+          y.pad_before,
+          x.pad_before};
 }
 
 }  // namespace
@@ -100,7 +189,8 @@ Conv2D::Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options)
 
 Shape Conv2D::output_shape(const Shape& input_shape) const {
   if (input_shape.rank() != 3) {
-    throw InvalidArgument(str_cat("Conv2D '", name(), "' takes [height, width, channels] images, got ",
+    throw InvalidArgument(str_cat("Conv2D '", name(),
+                                  "' takes [height, width, channels] images, got ",
                                   input_shape.to_string()));
   }
   const ConvGeometry g = geometry(input_shape, kernel_size_, options_);
@@ -131,40 +221,70 @@ std::vector<Parameter*> Conv2D::parameters() {
   return {&kernel_};
 }
 
+struct Conv2D::Workspace {
+  struct Buffers {
+    std::vector<float> patches;
+    std::vector<float> dpatches;
+    std::vector<float> dz;
+  };
+  // Each task takes the buffers of the thread running it; sized on first use, then reused.
+  tbb::enumerable_thread_specific<Buffers> buffers;
+  std::vector<float> partial;  // kGradientChunks × (kernel + bias) partial gradients.
+};
+
+Conv2D::~Conv2D() = default;
+
 Tensor Conv2D::forward(const Tensor& input, bool training) {
   (void)training;
   prepare(input);
+  if (!workspace_) workspace_ = std::make_unique<Workspace>();
   const ConvGeometry g = geometry(input_shape(), kernel_size_, options_);
   const int64_t batch = input.dim(0);
-  Tensor output(DType::kFloat32, {batch, g.oh, g.ow, filters_});
-  const float* x = input.data<float>();
-  const float* kernel = kernel_.value.data<float>();
+  Tensor output = pool_.take({batch, g.oh, g.ow, filters_});
+  // mixed_bfloat16: the products read bfloat16-rounded images and kernel (mixed_precision.h).
+  const Tensor rounded = cast_(input);
+  const float* x = rounded.data<float>();
+  const float* kernel = cast_.kernel(kernel_.value);
   const float* bias = options_.use_bias ? bias_.value.data<float>() : nullptr;
   float* y = output.data<float>();
-  const int64_t in_size = g.h * g.w * g.c;
   const int64_t out_size = g.positions() * filters_;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
-    std::vector<float> patches(static_cast<size_t>(g.positions() * g.patch()));
-    for (int64_t n = range.begin(); n != range.end(); ++n) {
-      im2col(g, x + n * in_size, patches.data());
-      float* out = y + n * out_size;
-      internal::gemm(false, false, g.positions(), filters_, g.patch(), patches.data(), kernel, out,
-                     false);
+  const int64_t per_block = images_per_block(g);
+  const int64_t blocks = (batch + per_block - 1) / per_block;
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
+    std::vector<float>& patches = workspace_->buffers.local().patches;
+    for (int64_t block = range.begin(); block != range.end(); ++block) {
+      const int64_t n0 = block * per_block;
+      const int64_t count = std::min(per_block, batch - n0);
+      const int64_t rows = count * g.positions();
+      patches.resize(std::max<size_t>(patches.size(), static_cast<size_t>(rows * g.patch())));
+      float* out = y + n0 * out_size;
+      if (g.transposed()) {
+        im2col_transposed(g, x + n0 * g.image_size(), count, patches.data());
+        internal::gemm(true, false, rows, filters_, g.patch(), patches.data(), kernel, out, false);
+      } else {
+        im2col(g, x + n0 * g.image_size(), count, patches.data());
+        internal::gemm(false, false, rows, filters_, g.patch(), patches.data(), kernel, out, false);
+      }
       if (bias) {
-        for (int64_t p = 0; p < g.positions(); ++p) {
-          for (int64_t f = 0; f < filters_; ++f) out[p * filters_ + f] += bias[f];
+        for (int64_t r = 0; r < rows; ++r) {
+          float* o = out + r * filters_;
+          for (int64_t f = 0; f < filters_; ++f) o[f] += bias[f];
         }
       }
-      std::span<float> values(out, static_cast<size_t>(out_size));
+      std::span<float> values(out, static_cast<size_t>(rows * filters_));
       activation_forward(options_.activation, values, filters_, values);
+      cast_.round(values);
     }
   });
-  input_ = input;
+  input_ = rounded;
   output_ = output;
   return output;
 }
 
 Tensor Conv2D::backward(const Tensor& grad_output) {
+  if (!workspace_) {
+    throw FailedPrecondition(str_cat("Conv2D '", name(), "' backward before any forward"));
+  }
   if (grad_output.shape() != output_.shape()) {
     throw InvalidArgument(str_cat("Conv2D '", name(), "' backward: gradient of shape ",
                                   grad_output.shape().to_string(), " for an output of shape ",
@@ -172,54 +292,76 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   }
   const ConvGeometry g = geometry(input_shape(), kernel_size_, options_);
   const int64_t batch = output_.dim(0);
-  const int64_t in_size = g.h * g.w * g.c;
   const int64_t out_size = g.positions() * filters_;
   const int64_t kernel_size = g.patch() * filters_;
+  const int64_t partial_size = kernel_size + filters_;
+  const bool linear = options_.activation == ActivationFunction::kLinear;
 
-  Tensor dz(DType::kFloat32, output_.shape());
-  activation_backward(options_.activation, output_.values<float>(), grad_output.values<float>(),
-                      filters_, dz.values<float>());
-  Tensor grad_input(DType::kFloat32, input_.shape());
+  Tensor grad_input = pool_.take(input_.shape());
   const float* x = input_.data<float>();
-  const float* dz_data = dz.data<float>();
-  const float* kernel = kernel_.value.data<float>();
+  const float* y = output_.data<float>();
+  const Tensor rounded_dy = cast_(grad_output);
+  const float* dy = rounded_dy.data<float>();
+  const float* kernel = cast_.last_kernel();
   float* dx = grad_input.data<float>();
+  const int64_t per_block = images_per_block(g);
+  const int64_t chunks = std::min(batch, kGradientChunks);
+  std::vector<float>& partial = workspace_->partial;
+  partial.assign(static_cast<size_t>(std::max<int64_t>(chunks, 1) * partial_size), 0.0f);
 
-  // Kernel gradients are summed per fixed chunk of images and the chunks added in order, so the
-  // result does not depend on how many threads ran them.
-  const int64_t chunks = std::min<int64_t>(batch, 8);
-  std::vector<float> partial(static_cast<size_t>(std::max<int64_t>(chunks, 1) * kernel_size), 0.0f);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const auto& range) {
-    std::vector<float> patches(static_cast<size_t>(g.positions() * g.patch()));
-    std::vector<float> dpatches(patches.size());
+    Workspace::Buffers& buffers = workspace_->buffers.local();
     for (int64_t chunk = range.begin(); chunk != range.end(); ++chunk) {
-      float* dk = partial.data() + chunk * kernel_size;
-      const int64_t begin = batch * chunk / chunks;
-      const int64_t end = batch * (chunk + 1) / chunks;
-      for (int64_t n = begin; n < end; ++n) {
-        const float* dz_n = dz_data + n * out_size;
-        im2col(g, x + n * in_size, patches.data());
-        // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the image.
-        internal::gemm(true, false, g.patch(), filters_, g.positions(), patches.data(), dz_n, dk,
-                       true);
-        internal::gemm(false, true, g.positions(), g.patch(), filters_, dz_n, kernel,
-                       dpatches.data(), false);
-        col2im(g, dpatches.data(), dx + n * in_size);
+      float* dk = partial.data() + chunk * partial_size;
+      float* db = dk + kernel_size;
+      const int64_t chunk_end = batch * (chunk + 1) / chunks;
+      for (int64_t n0 = batch * chunk / chunks; n0 < chunk_end; n0 += per_block) {
+        const int64_t count = std::min(per_block, chunk_end - n0);
+        const int64_t rows = count * g.positions();
+        const size_t patch_floats = static_cast<size_t>(rows * g.patch());
+        buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
+        buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
+        // dz = dL/d(pre-activation) of this block.
+        const float* dz = dy + n0 * out_size;
+        if (!linear) {
+          const size_t values = static_cast<size_t>(rows * filters_);
+          buffers.dz.resize(std::max(buffers.dz.size(), values));
+          activation_backward(options_.activation, {y + n0 * out_size, values}, {dz, values},
+                              filters_, {buffers.dz.data(), values});
+          cast_.round({buffers.dz.data(), values});
+          dz = buffers.dz.data();
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t f = 0; f < filters_; ++f) db[f] += dz[r * filters_ + f];
+        }
+        // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
+        float* dx_block = dx + n0 * g.image_size();
+        std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
+        float* patches = buffers.patches.data();
+        float* dpatches = buffers.dpatches.data();
+        if (g.transposed()) {
+          im2col_transposed(g, x + n0 * g.image_size(), count, patches);
+          internal::gemm(false, false, g.patch(), filters_, rows, patches, dz, dk, true);
+          internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
+          col2im_transposed(g, dpatches, count, dx_block);
+        } else {
+          im2col(g, x + n0 * g.image_size(), count, patches);
+          internal::gemm(true, false, g.patch(), filters_, rows, patches, dz, dk, true);
+          internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
+          col2im(g, dpatches, count, dx_block);
+        }
       }
     }
   });
   float* dk = kernel_.gradient.data<float>();
   std::fill(dk, dk + kernel_size, 0.0f);
+  float* db = options_.use_bias ? bias_.gradient.data<float>() : nullptr;
+  if (db) std::fill(db, db + filters_, 0.0f);
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const float* part = partial.data() + chunk * kernel_size;
+    const float* part = partial.data() + chunk * partial_size;
     for (int64_t i = 0; i < kernel_size; ++i) dk[i] += part[i];
-  }
-  if (options_.use_bias) {
-    float* db = bias_.gradient.data<float>();
-    std::fill(db, db + filters_, 0.0f);
-    const int64_t rows = batch * g.positions();
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t f = 0; f < filters_; ++f) db[f] += dz_data[r * filters_ + f];
+    if (db) {
+      for (int64_t f = 0; f < filters_; ++f) db[f] += part[kernel_size + f];
     }
   }
   return grad_input;

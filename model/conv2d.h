@@ -1,15 +1,22 @@
 // Conv2D: 2-D cross-correlation over NHWC inputs with kernel [kh, kw, in, filters] (Keras layout),
 // bias [filters], TensorFlow's `same`/`valid` padding (model/conv_utils.h), fused activation.
-// Computed as im2col + GEMM per image, images spread over oneTBB tasks in the caller's arena.
-// forward keeps the input and the activated output; backward rebuilds the patches from the input.
+// Computed as im2col + GEMM over blocks of a few images (one larger product per block), the blocks
+// spread over oneTBB tasks in the caller's arena, with bias and activation applied while the block
+// is in cache. forward keeps the input and the activated output; backward rebuilds the patches
+// from the input. Scratch memory and the returned tensors' buffers are reused across steps. Under
+// the mixed_bfloat16 policy the products read bfloat16-rounded images and kernel and accumulate in
+// float32; outputs and incoming gradients are rounded too, the kernel stays float32.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "model/activations.h"
 #include "model/conv_utils.h"
 #include "model/initializers.h"
 #include "model/layer.h"
+#include "model/mixed_precision.h"
+#include "model/tensor_pool.h"
 
 namespace sluice {
 
@@ -27,6 +34,7 @@ struct Conv2DOptions {
 class Conv2D final : public Layer {
  public:
   Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options = {});
+  ~Conv2D() override;
 
   std::string_view class_name() const override { return "Conv2D"; }
   Shape output_shape(const Shape& input_shape) const override;
@@ -51,6 +59,10 @@ class Conv2D final : public Layer {
   Parameter bias_;
   Tensor input_;
   Tensor output_;
+  struct Workspace;  // Per-thread patch buffers, per-chunk partial gradients (conv2d.cc).
+  std::unique_ptr<Workspace> workspace_;
+  internal::TensorPool pool_;
+  internal::ComputeCast cast_;  // The global mixed precision policy when constructed.
 };
 
 }  // namespace sluice

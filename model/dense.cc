@@ -13,7 +13,8 @@ Dense::Dense(int64_t units, DenseOptions options)
 
 Shape Dense::output_shape(const Shape& input_shape) const {
   if (input_shape.rank() < 1 || input_shape.dim(input_shape.rank() - 1) == 0) {
-    throw InvalidArgument(str_cat("Dense '", name(), "' needs inputs with a non-empty last axis, got ",
+    throw InvalidArgument(str_cat("Dense '", name(),
+                                  "' needs inputs with a non-empty last axis, got ",
                                   input_shape.to_string()));
   }
   Shape out = input_shape;
@@ -47,9 +48,10 @@ Tensor Dense::forward(const Tensor& input, bool training) {
   const int64_t rows = input.num_elements() / in;
   Shape out_shape = input.shape();
   out_shape.set_dim(out_shape.rank() - 1, units_);
-  Tensor output(DType::kFloat32, out_shape);
+  Tensor output = pool_.take(out_shape);
   float* y = output.data<float>();
-  internal::gemm(false, false, rows, units_, in, input.data<float>(), kernel_.value.data<float>(), y,
+  const Tensor x = cast_(input);
+  internal::gemm(false, false, rows, units_, in, x.data<float>(), cast_.kernel(kernel_.value), y,
                  /*accumulate=*/false, /*parallel=*/true);
   if (options_.use_bias) {
     const float* b = bias_.value.data<float>();
@@ -59,7 +61,8 @@ Tensor Dense::forward(const Tensor& input, bool training) {
     }
   }
   activation_forward(options_.activation, output.values<float>(), units_, output.values<float>());
-  input_ = input;
+  cast_.round(output.values<float>());
+  input_ = x;
   output_ = output;
   return output;
 }
@@ -72,10 +75,16 @@ Tensor Dense::backward(const Tensor& grad_output) {
   }
   const int64_t in = kernel_.value.dim(0);
   const int64_t rows = output_.num_elements() / units_;
-  Tensor dz(DType::kFloat32, output_.shape());
-  activation_backward(options_.activation, output_.values<float>(), grad_output.values<float>(),
-                      units_, dz.values<float>());
-  const float* g = dz.data<float>();
+  // dz = dL/d(pre-activation): the incoming gradient itself for a linear layer.
+  const Tensor gy = cast_(grad_output);
+  const float* g = gy.data<float>();
+  if (options_.activation != ActivationFunction::kLinear) {
+    dz_.resize(static_cast<size_t>(grad_output.num_elements()));
+    activation_backward(options_.activation, output_.values<float>(), gy.values<float>(), units_,
+                        dz_);
+    cast_.round(dz_);
+    g = dz_.data();
+  }
   // dW = xᵀ · dz, db = Σ_rows dz, dx = dz · Wᵀ.
   internal::gemm(true, false, in, units_, rows, input_.data<float>(), g,
                  kernel_.gradient.data<float>(), false, true);
@@ -86,9 +95,9 @@ Tensor Dense::backward(const Tensor& grad_output) {
       for (int64_t j = 0; j < units_; ++j) db[j] += g[r * units_ + j];
     }
   }
-  Tensor grad_input(DType::kFloat32, input_.shape());
-  internal::gemm(false, true, rows, in, units_, g, kernel_.value.data<float>(),
-                 grad_input.data<float>(), false, true);
+  Tensor grad_input = pool_.take(input_.shape());
+  internal::gemm(false, true, rows, in, units_, g, cast_.last_kernel(), grad_input.data<float>(),
+                 false, true);
   return grad_input;
 }
 

@@ -1,13 +1,18 @@
 // Dense: y = activation(x · kernel + bias) over the last axis, kernel [in, units] (Keras layout),
 // bias [units]. Inputs of rank > 2 apply the kernel to every position, as Keras. forward keeps the
-// input and the activated output for backward.
+// input and the activated output for backward. Under the mixed_bfloat16 policy (model/
+// mixed_precision.h) the product reads bfloat16-rounded inputs and kernel, accumulates in float32,
+// and the outputs and incoming gradients are rounded to bfloat16; the kernel stays float32.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/activations.h"
 #include "model/initializers.h"
 #include "model/layer.h"
+#include "model/mixed_precision.h"
+#include "model/tensor_pool.h"
 
 namespace sluice {
 
@@ -45,6 +50,9 @@ class Dense final : public Layer {
   Parameter bias_;
   Tensor input_;
   Tensor output_;
+  std::vector<float> dz_;       // Backward scratch, reused across steps.
+  internal::TensorPool pool_;   // Reuses the buffers of returned tensors across steps.
+  internal::ComputeCast cast_;  // The global mixed precision policy when constructed.
 };
 
 }  // namespace sluice

@@ -22,6 +22,9 @@ class Dropout final : public Layer {
   Tensor backward(const Tensor& grad_output) override;
 
   float rate() const { return rate_; }
+  // The number of training forwards so far: mask i comes from Random(seed, i).
+  std::optional<uint64_t> random_state() const override { return calls_; }
+  void set_random_state(uint64_t state) override { calls_ = state; }
 
  private:
   void build_parameters(const Shape& input_shape, Random& rng) override;
@@ -29,7 +32,7 @@ class Dropout final : public Layer {
   float rate_;
   std::optional<uint64_t> seed_;
   uint64_t calls_ = 0;
-  bool applied_ = false;      // Whether the last forward dropped units.
+  bool applied_ = false;     // Whether the last forward dropped units.
   std::vector<float> mask_;  // 0 or 1/(1 - rate) per unit of the last training forward.
   Shape batch_shape_;
 };

@@ -3,48 +3,51 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+
+#include "model/gemm_kernel.h"
 
 namespace sluice::internal {
+
+#ifdef SLUICE_GEMM_AVX2
+// model/gemm_avx2.cc: the same kernel compiled for AVX2 + FMA.
+void gemm_rows_avx2(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1, int64_t m,
+                    int64_t n, int64_t k, const float* a, const float* b, float* c,
+                    bool accumulate);
+#endif
+
 namespace {
 
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using Strided = Eigen::Map<const RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
-using MutableStrided = Eigen::Map<RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
+using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
+                          const float*, float*, bool);
 
-// Rows [r0, r1) of C.
+// The widest kernel this CPU runs, chosen once.
+GemmRows select_kernel() {
+#ifdef SLUICE_GEMM_AVX2
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return gemm_rows_avx2;
+#endif
+  return eigen_gemm_rows;
+}
+
+std::atomic<bool> force_baseline{false};
+
+GemmRows kernel() {
+  static const GemmRows selected = select_kernel();
+  return force_baseline.load(std::memory_order_relaxed) ? eigen_gemm_rows : selected;
+}
+
 void gemm_rows(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1, int64_t m, int64_t n,
                int64_t k, const float* a, const float* b, float* c, bool accumulate) {
-  const int64_t rows = r1 - r0;
-  MutableStrided c_block(c + r0 * n, rows, n, Eigen::OuterStride<>(n));
-  auto run = [&](const auto& op_a) {
-    if (transpose_b) {
-      const Strided b_map(b, n, k, Eigen::OuterStride<>(k));
-      if (accumulate) {
-        c_block.noalias() += op_a * b_map.transpose();
-      } else {
-        c_block.noalias() = op_a * b_map.transpose();
-      }
-    } else {
-      const Strided b_map(b, k, n, Eigen::OuterStride<>(n));
-      if (accumulate) {
-        c_block.noalias() += op_a * b_map;
-      } else {
-        c_block.noalias() = op_a * b_map;
-      }
-    }
-  };
-  if (transpose_a) {
-    // A is [k, m]: the rows r0..r1 of op(A) are columns r0..r1 of A.
-    const Strided a_map(a + r0, k, rows, Eigen::OuterStride<>(m));
-    run(a_map.transpose());
-  } else {
-    const Strided a_map(a + r0 * k, rows, k, Eigen::OuterStride<>(k));
-    run(a_map);
-  }
+  kernel()(transpose_a, transpose_b, r0, r1, m, n, k, a, b, c, accumulate);
 }
 
 }  // namespace
+
+const char* gemm_kernel_name() { return kernel() == eigen_gemm_rows ? "baseline" : "avx2"; }
+
+void force_baseline_gemm(bool force) { force_baseline.store(force, std::memory_order_relaxed); }
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
           const float* b, float* c, bool accumulate, bool parallel) {

@@ -1,7 +1,9 @@
 // Row-major single-precision matrix products for the layers, on Eigen's GEMM through Eigen::Map
-// (kept in one translation unit so Eigen's product kernels are compiled once). Large products are
+// (only gemm.cc and gemm_avx2.cc compile Eigen's product kernels). Large products are
 // split into fixed blocks of rows of C run with oneTBB in the caller's task arena; the split does
-// not depend on the thread count, so results are bitwise reproducible.
+// not depend on the thread count, so results are bitwise reproducible. On x86-64 CPUs with AVX2 and
+// FMA the product runs on a build of the same Eigen kernel for those (model/gemm_avx2.cc), chosen
+// at run time, since the library's baseline instruction set (x86-64-v2) has 4-float SIMD only.
 #pragma once
 
 #include <cstdint>
@@ -13,5 +15,11 @@ namespace sluice::internal {
 // `parallel` allows splitting over the rows of C (leave it false inside an already parallel loop).
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
           const float* b, float* c, bool accumulate, bool parallel = false);
+
+// The kernel gemm() runs: "avx2" or "baseline".
+const char* gemm_kernel_name();
+// For tests: makes gemm() run the baseline kernel even where AVX2 is available (false restores
+// the automatic choice). Not meant to be called while products run.
+void force_baseline_gemm(bool force);
 
 }  // namespace sluice::internal

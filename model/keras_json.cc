@@ -54,11 +54,15 @@ class LayerConfig {
 
   [[noreturn]] void malformed(const std::string& key, std::string_view expected) const {
     throw InvalidArgument(str_cat("Keras JSON: ", label(), ": option '", key, "' must be ",
-                                  expected, ", got ", config_.at(key).dump()));
+                                  expected, ", got ", dump(key)));
   }
   [[noreturn]] void unsupported(const std::string& key) const {
-    throw Unimplemented(str_cat("Keras JSON: ", label(), ": option '", key,
-                                "' = ", config_.at(key).dump(), " is not supported"));
+    throw Unimplemented(str_cat("Keras JSON: ", label(), ": option '", key, "' = ", dump(key),
+                                " is not supported"));
+  }
+  // The option's JSON text for messages; a required option may be absent.
+  std::string dump(const std::string& key) const {
+    return config_.contains(key) ? config_.at(key).dump() : "nothing";
   }
 
   int64_t integer(const std::string& key, int64_t fallback) {
@@ -323,6 +327,77 @@ Shape input_shape(LayerConfig& c, const std::string& key) {
   return Shape(std::span<const int64_t>(dims));
 }
 
+// Adds `entry`, number i of the layer list, to the model; `current` is the example shape flowing
+// into it, when known.
+void add_layer(Sequential& model, std::optional<Shape>& current, const Json& entry, size_t i) {
+  if (!entry.is_object() || !entry.contains("class_name") || !entry["class_name"].is_string()) {
+    throw InvalidArgument(str_cat("Keras JSON: layer #", i, " has no \"class_name\""));
+  }
+  const std::string cls = entry["class_name"].get<std::string>();
+  static const Json kEmpty = Json::object();
+  LayerConfig c(entry.contains("config") ? entry["config"] : kEmpty, cls, i);
+
+  if (cls == "InputLayer") {
+    if (current || model.num_layers() > 0) {
+      throw InvalidArgument(str_cat("Keras JSON: ", c.label(), " must come first"));
+    }
+    current = input_shape(c, c.has("batch_shape") ? "batch_shape" : "batch_input_shape");
+    model.add(Input(*current));
+    expect_float32(c);
+    c.expect("sparse", {false});
+    c.expect("ragged", {false});
+    c.finish();
+    return;
+  }
+  // Keras 2 puts the input shape of a Sequential without InputLayer on its first layer.
+  if (c.has("batch_input_shape")) {
+    const Shape shape = input_shape(c, "batch_input_shape");
+    if (model.num_layers() > 0 || current) {
+      if (!current || *current != shape) {
+        throw Unimplemented(str_cat("Keras JSON: ", c.label(),
+                                    ": batch_input_shape on a layer other than the first"));
+      }
+    } else {
+      current = shape;
+      model.add(Input(shape));
+    }
+  }
+
+  common_options(c);
+  std::unique_ptr<Layer> layer;
+  if (cls == "Conv2D") {
+    layer = conv2d(c);
+  } else if (cls == "MaxPooling2D" || cls == "MaxPool2D") {
+    layer = pooling(c, true);
+  } else if (cls == "AveragePooling2D" || cls == "AvgPool2D") {
+    layer = pooling(c, false);
+  } else if (cls == "GlobalAveragePooling2D") {
+    channels_last(c);
+    c.expect("keepdims", {false});
+    layer = std::make_unique<GlobalAveragePooling2D>(c.name());
+  } else if (cls == "Flatten") {
+    channels_last(c);
+    layer = std::make_unique<Flatten>(c.name());
+  } else if (cls == "Dense") {
+    layer = dense(c);
+  } else if (cls == "Dropout") {
+    layer = dropout(c);
+  } else if (cls == "BatchNormalization") {
+    layer = batch_normalization(c, current ? std::optional<int>(current->rank()) : std::nullopt);
+  } else if (cls == "Activation") {
+    layer = std::make_unique<Activation>(activation(c), c.name());
+  } else {
+    throw Unimplemented(str_cat("Keras JSON: layer '", c.name(), "' has class '", cls,
+                                "', which sluice does not implement"));
+  }
+  c.finish();
+  const bool trainable = c.boolean("trainable", true);
+  if (current) current = layer->output_shape(*current);
+  Layer& added = *layer;
+  model.add(std::move(layer));
+  if (!trainable) added.set_trainable(false);
+}
+
 }  // namespace
 
 Sequential model_from_json(std::string_view text, uint64_t seed) {
@@ -356,72 +431,12 @@ Sequential model_from_json(std::string_view text, uint64_t seed) {
   std::optional<Shape> current;  // The example shape flowing into the next layer.
   for (size_t i = 0; i < layers->size(); ++i) {
     const Json& entry = (*layers)[i];
-    if (!entry.is_object() || !entry.contains("class_name") || !entry["class_name"].is_string()) {
-      throw InvalidArgument(str_cat("Keras JSON: layer #", i, " has no \"class_name\""));
+    // Options of the wrong JSON type surface as nlohmann's exceptions from get<>() and value().
+    try {
+      add_layer(model, current, entry, i);
+    } catch (const Json::exception& e) {
+      throw InvalidArgument(str_cat("Keras JSON: layer #", i, ": ", e.what()));
     }
-    const std::string cls = entry["class_name"].get<std::string>();
-    static const Json kEmpty = Json::object();
-    LayerConfig c(entry.contains("config") ? entry["config"] : kEmpty, cls, i);
-
-    if (cls == "InputLayer") {
-      if (current || model.num_layers() > 0) {
-        throw InvalidArgument(str_cat("Keras JSON: ", c.label(), " must come first"));
-      }
-      current = input_shape(c, c.has("batch_shape") ? "batch_shape" : "batch_input_shape");
-      model.add(Input(*current));
-      expect_float32(c);
-      c.expect("sparse", {false});
-      c.expect("ragged", {false});
-      c.finish();
-      continue;
-    }
-    // Keras 2 puts the input shape of a Sequential without InputLayer on its first layer.
-    if (c.has("batch_input_shape")) {
-      const Shape shape = input_shape(c, "batch_input_shape");
-      if (model.num_layers() > 0 || current) {
-        if (!current || *current != shape) {
-          throw Unimplemented(str_cat("Keras JSON: ", c.label(),
-                                      ": batch_input_shape on a layer other than the first"));
-        }
-      } else {
-        current = shape;
-        model.add(Input(shape));
-      }
-    }
-
-    common_options(c);
-    std::unique_ptr<Layer> layer;
-    if (cls == "Conv2D") {
-      layer = conv2d(c);
-    } else if (cls == "MaxPooling2D" || cls == "MaxPool2D") {
-      layer = pooling(c, true);
-    } else if (cls == "AveragePooling2D" || cls == "AvgPool2D") {
-      layer = pooling(c, false);
-    } else if (cls == "GlobalAveragePooling2D") {
-      channels_last(c);
-      c.expect("keepdims", {false});
-      layer = std::make_unique<GlobalAveragePooling2D>(c.name());
-    } else if (cls == "Flatten") {
-      channels_last(c);
-      layer = std::make_unique<Flatten>(c.name());
-    } else if (cls == "Dense") {
-      layer = dense(c);
-    } else if (cls == "Dropout") {
-      layer = dropout(c);
-    } else if (cls == "BatchNormalization") {
-      layer = batch_normalization(c, current ? std::optional<int>(current->rank()) : std::nullopt);
-    } else if (cls == "Activation") {
-      layer = std::make_unique<Activation>(activation(c), c.name());
-    } else {
-      throw Unimplemented(str_cat("Keras JSON: layer '", c.name(), "' has class '", cls,
-                                  "', which sluice does not implement"));
-    }
-    c.finish();
-    const bool trainable = c.boolean("trainable", true);
-    if (current) current = layer->output_shape(*current);
-    Layer& added = *layer;
-    model.add(std::move(layer));
-    if (!trainable) added.set_trainable(false);
   }
   if (current) model.build(seed);
   return model;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,12 @@ class Layer {
   // Empty until built. Pointers stay valid for the layer's lifetime.
   virtual std::vector<Parameter*> parameters() { return {}; }
   int64_t count_params();
+
+  // How far a layer that draws random numbers (Dropout) has gone in its stream, so checkpoints
+  // can resume it exactly; nullopt for deterministic layers.
+  virtual std::optional<uint64_t> random_state() const { return std::nullopt; }
+  // REQUIRES: random_state() has a value.
+  virtual void set_random_state(uint64_t state) { (void)state; }
 
   // A frozen layer's weights are not trainable and layers with statistics (BatchNormalization)
   // run in inference mode, as Keras since TF 2.0.

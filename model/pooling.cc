@@ -4,11 +4,29 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "core/errors.h"
 #include "core/strings.h"
 
 namespace sluice {
+namespace {
+
+// Folds the channels of one input pixel (at `base` within its image) into an output pixel's
+// running maxima and their indices. Branch-free over restrict pointers so the channel loop
+// vectorises. Strictly greater keeps the first maximum; a NaN wins so that it propagates.
+void fold_max(const float* __restrict in, int32_t base, int64_t c, float* __restrict out,
+              int32_t* __restrict arg) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const float v = in[ch];
+    const float m = out[ch];
+    const bool take = (v > m) | ((v != v) & (m == m));
+    out[ch] = take ? v : m;
+    arg[ch] = take ? base + static_cast<int32_t>(ch) : arg[ch];
+  }
+}
+
+}  // namespace
 
 Pooling2D::Pooling2D(bool max, std::string default_name, Size2D pool_size, Pool2DOptions options)
     : Layer(std::move(default_name), options.name),
@@ -44,15 +62,20 @@ Tensor Pooling2D::forward(const Tensor& input, bool training) {
   (void)training;
   prepare(input);
   const int64_t batch = input.dim(0), h = input.dim(1), w = input.dim(2), c = input.dim(3);
+  if (max_ && h * w * c > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgument(str_cat(class_name(), " '", name(), "': images of shape ",
+                                  input_shape().to_string(), " are too large"));
+  }
   const WindowGeometry gy = window_geometry(h, pool_size_.height, strides_.height, padding_);
   const WindowGeometry gx = window_geometry(w, pool_size_.width, strides_.width, padding_);
   const int64_t oh = gy.output, ow = gx.output;
-  Tensor output(DType::kFloat32, {batch, oh, ow, c});
-  if (max_) argmax_.assign(static_cast<size_t>(output.num_elements()), 0);
+  Tensor output = pool_.take({batch, oh, ow, c});
+  if (max_) argmax_.resize(static_cast<size_t>(output.num_elements()));
   const float* x = input.data<float>();
   float* y = output.data<float>();
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
     for (int64_t n = range.begin(); n != range.end(); ++n) {
+      const float* image = x + n * h * w * c;
       for (int64_t oy = 0; oy < oh; ++oy) {
         const auto [y0, y1] = gy.span(oy);
         for (int64_t ox = 0; ox < ow; ++ox) {
@@ -60,30 +83,23 @@ Tensor Pooling2D::forward(const Tensor& input, bool training) {
           const int64_t out_base = ((n * oh + oy) * ow + ox) * c;
           float* out = y + out_base;
           if (max_) {
-            int64_t* arg = argmax_.data() + out_base;
-            const int64_t first = ((n * h + y0) * w + x0) * c;
+            int32_t* arg = argmax_.data() + out_base;
+            const int32_t first = static_cast<int32_t>((y0 * w + x0) * c);
             for (int64_t ch = 0; ch < c; ++ch) {
-              out[ch] = x[first + ch];
-              arg[ch] = first + ch;
+              out[ch] = image[first + ch];
+              arg[ch] = first + static_cast<int32_t>(ch);
             }
             for (int64_t iy = y0; iy < y1; ++iy) {
               for (int64_t ix = x0; ix < x1; ++ix) {
-                const int64_t base = ((n * h + iy) * w + ix) * c;
-                for (int64_t ch = 0; ch < c; ++ch) {
-                  // Strictly greater keeps the first maximum; a NaN wins so that it propagates.
-                  const float v = x[base + ch];
-                  if (v > out[ch] || (v != v && out[ch] == out[ch])) {
-                    out[ch] = v;
-                    arg[ch] = base + ch;
-                  }
-                }
+                const int32_t base = static_cast<int32_t>((iy * w + ix) * c);
+                fold_max(image + base, base, c, out, arg);
               }
             }
           } else {
             std::fill(out, out + c, 0.0f);
             for (int64_t iy = y0; iy < y1; ++iy) {
               for (int64_t ix = x0; ix < x1; ++ix) {
-                const float* in = x + ((n * h + iy) * w + ix) * c;
+                const float* in = image + (iy * w + ix) * c;
                 for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
               }
             }
@@ -105,31 +121,36 @@ Tensor Pooling2D::backward(const Tensor& grad_output) {
                                   grad_output.shape().to_string(), " for an output of shape ",
                                   batch_output_shape_.to_string()));
   }
-  Tensor grad_input(DType::kFloat32, batch_input_shape_);
+  Tensor grad_input = pool_.take(batch_input_shape_);
   const float* g = grad_output.data<float>();
   float* dx = grad_input.data<float>();
-  const int64_t total = grad_output.num_elements();
-  if (max_) {
-    // Windows may overlap (strides < pool size), so this scatter stays serial.
-    for (int64_t i = 0; i < total; ++i) dx[argmax_[static_cast<size_t>(i)]] += g[i];
-    return grad_input;
-  }
   const int64_t batch = batch_input_shape_.dim(0), h = batch_input_shape_.dim(1),
                 w = batch_input_shape_.dim(2), c = batch_input_shape_.dim(3);
   const WindowGeometry gy = window_geometry(h, pool_size_.height, strides_.height, padding_);
   const WindowGeometry gx = window_geometry(w, pool_size_.width, strides_.width, padding_);
   const int64_t oh = gy.output, ow = gx.output;
+  const int64_t in_size = h * w * c, out_size = oh * ow * c;
+  // Windows never span images, so images are independent; within one, windows may overlap
+  // (strides < pool size) and the scatter adds up in output order.
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
     for (int64_t n = range.begin(); n != range.end(); ++n) {
+      float* d_image = dx + n * in_size;
+      std::fill(d_image, d_image + in_size, 0.0f);
+      const float* g_image = g + n * out_size;
+      if (max_) {
+        const int32_t* arg = argmax_.data() + n * out_size;
+        for (int64_t i = 0; i < out_size; ++i) d_image[arg[i]] += g_image[i];
+        continue;
+      }
       for (int64_t oy = 0; oy < oh; ++oy) {
         const auto [y0, y1] = gy.span(oy);
         for (int64_t ox = 0; ox < ow; ++ox) {
           const auto [x0, x1] = gx.span(ox);
-          const float* go = g + ((n * oh + oy) * ow + ox) * c;
+          const float* go = g_image + (oy * ow + ox) * c;
           const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
           for (int64_t iy = y0; iy < y1; ++iy) {
             for (int64_t ix = x0; ix < x1; ++ix) {
-              float* d = dx + ((n * h + iy) * w + ix) * c;
+              float* d = d_image + (iy * w + ix) * c;
               for (int64_t ch = 0; ch < c; ++ch) d[ch] += go[ch] * inv;
             }
           }
@@ -174,9 +195,9 @@ Tensor GlobalAveragePooling2D::backward(const Tensor& grad_output) {
   const int64_t pixels = batch_input_shape_.dim(1) * batch_input_shape_.dim(2);
   const int64_t c = batch_input_shape_.dim(3);
   if (grad_output.shape() != Shape({batch, c})) {
-    throw InvalidArgument(str_cat("GlobalAveragePooling2D '", name(), "' backward: gradient of shape ",
-                                  grad_output.shape().to_string(), ", expected [", batch, ", ", c,
-                                  "]"));
+    throw InvalidArgument(str_cat("GlobalAveragePooling2D '", name(),
+                                  "' backward: gradient of shape ", grad_output.shape().to_string(),
+                                  ", expected [", batch, ", ", c, "]"));
   }
   Tensor grad_input(DType::kFloat32, batch_input_shape_);
   const float* g = grad_output.data<float>();

@@ -2,14 +2,17 @@
 // padding (padded positions are ignored: a max never sees them and an average divides by the
 // number of real pixels in its window), and GlobalAveragePooling2D ([n, h, w, c] -> [n, c]).
 // Max pooling keeps the index of each window's maximum for backward (the first one on ties).
+// Images are spread over oneTBB tasks in the caller's arena; returned buffers are reused.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/conv_utils.h"
 #include "model/layer.h"
+#include "model/tensor_pool.h"
 
 namespace sluice {
 
@@ -40,7 +43,9 @@ class Pooling2D : public Layer {
   Padding padding_;
   Shape batch_input_shape_;
   Shape batch_output_shape_;
-  std::vector<int64_t> argmax_;  // Max: flat input index of each output element.
+  // Max: for each output element, the index of its maximum within its image ([h, w, c]).
+  std::vector<int32_t> argmax_;
+  internal::TensorPool pool_;
 };
 
 class MaxPooling2D final : public Pooling2D {

@@ -30,7 +30,7 @@ class Golden {
  public:
   static const Golden& get() {
     static const Golden golden(
-        (std::filesystem::path(__FILE__).parent_path() / "golden" / "golden.txt").string());
+        (std::filesystem::path(SLUICE_MODEL_GOLDEN_DIR) / "golden.txt").string());
     return golden;
   }
   // REQUIRES: the tensor exists (fails the test otherwise).

@@ -1,0 +1,73 @@
+#include "model/tensor_pool.h"
+
+#include <algorithm>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace sluice::internal {
+namespace {
+
+constexpr std::align_val_t kAlignment{64};  // As the tensors core allocates.
+
+struct FreeBuffer {
+  float* data;
+  int64_t count;
+};
+
+void free_buffer(float* data) { ::operator delete(data, kAlignment); }
+
+}  // namespace
+
+struct TensorPool::Shared {
+  std::mutex mutex;
+  std::vector<FreeBuffer> free;  // At most kMaxFree.
+
+  ~Shared() {
+    for (const FreeBuffer& b : free) free_buffer(b.data);
+  }
+
+  // The newest buffers are kept: when the shapes change (a smaller last batch), the pool follows.
+  void give_back(float* data, int64_t count) {
+    float* evicted = nullptr;
+    {
+      std::lock_guard lock(mutex);
+      if (free.size() == kMaxFree) {
+        evicted = free.front().data;
+        free.erase(free.begin());
+      }
+      free.push_back({data, count});
+    }
+    if (evicted != nullptr) free_buffer(evicted);
+  }
+};
+
+TensorPool::TensorPool() : shared_(std::make_shared<Shared>()) {}
+
+TensorPool::~TensorPool() = default;
+
+Tensor TensorPool::take(const Shape& shape) {
+  const int64_t count = shape.num_elements();
+  float* data = nullptr;
+  {
+    std::lock_guard lock(shared_->mutex);
+    auto& free = shared_->free;
+    for (size_t i = 0; i < free.size(); ++i) {
+      if (free[i].count == count) {
+        data = free[i].data;
+        free.erase(free.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
+  if (data == nullptr) {
+    // At least one element, so that an empty tensor still has a buffer to give back.
+    const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
+    data = static_cast<float*>(::operator new(bytes, kAlignment));
+  }
+  return Tensor::from_external(DType::kFloat32, shape, data,
+                               [shared = shared_, data, count] { shared->give_back(data, count); });
+}
+
+}  // namespace sluice::internal

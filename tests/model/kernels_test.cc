@@ -1,0 +1,287 @@
+// The fast paths of the layers checked against plain reference loops: Conv2D's blocked im2col +
+// GEMM (both patch layouts, padding, strides, batches spanning many blocks and gradient chunks),
+// the GEMM kernel for every transpose combination, max pooling's per-image backward, results that
+// do not depend on the thread count, and reused buffers never overwriting a tensor still held.
+#include <gtest/gtest.h>
+#include <tbb/task_arena.h>
+
+#include <cmath>
+#include <vector>
+
+#include "model/activation_layer.h"
+#include "model/batch_normalization.h"
+#include "model/conv2d.h"
+#include "model/dense.h"
+#include "model/gemm.h"
+#include "model/losses.h"
+#include "model/pooling.h"
+#include "model/presets.h"
+#include "model/tensor_pool.h"
+#include "tests/model/testing.h"
+
+namespace sluice {
+namespace {
+
+using testing::random_tensor;
+
+void expect_near_all(const Tensor& actual, const std::vector<double>& expected,
+                     const std::string& what) {
+  ASSERT_EQ(actual.num_elements(), static_cast<int64_t>(expected.size())) << what;
+  auto a = actual.values<float>();
+  int failures = 0;
+  for (size_t i = 0; i < expected.size() && failures < 10; ++i) {
+    if (std::abs(a[i] - expected[i]) > 1e-4 + 1e-4 * std::abs(expected[i])) {
+      ADD_FAILURE() << what << "[" << i << "]: " << a[i] << ", expected " << expected[i];
+      ++failures;
+    }
+  }
+}
+
+struct ConvCase {
+  int64_t batch, h, w, cin, filters, kh, kw, sh, sw;
+  Padding padding;
+};
+
+// Direct convolution in double with TensorFlow's padding: y, and for the upstream gradient dy
+// the gradients dx, dkernel, dbias (linear activation).
+struct ConvReference {
+  std::vector<double> y, dx, dkernel, dbias;
+};
+
+ConvReference reference_conv(const ConvCase& c, const Tensor& x, const Tensor& kernel,
+                             const Tensor& bias, const Tensor& dy) {
+  const WindowGeometry gy = window_geometry(c.h, c.kh, c.sh, c.padding);
+  const WindowGeometry gx = window_geometry(c.w, c.kw, c.sw, c.padding);
+  const int64_t oh = gy.output, ow = gx.output;
+  const float* xv = x.data<float>();
+  const float* kv = kernel.data<float>();
+  const float* dyv = dy.data<float>();
+  ConvReference r;
+  r.y.assign(static_cast<size_t>(c.batch * oh * ow * c.filters), 0.0);
+  r.dx.assign(static_cast<size_t>(x.num_elements()), 0.0);
+  r.dkernel.assign(static_cast<size_t>(kernel.num_elements()), 0.0);
+  r.dbias.assign(static_cast<size_t>(c.filters), 0.0);
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        for (int64_t f = 0; f < c.filters; ++f) {
+          const size_t o = static_cast<size_t>(((n * oh + oy) * ow + ox) * c.filters + f);
+          double sum = bias.data<float>()[f];
+          const double g = dyv[o];
+          r.dbias[f] += g;
+          for (int64_t ky = 0; ky < c.kh; ++ky) {
+            const int64_t iy = oy * c.sh - gy.pad_before + ky;
+            if (iy < 0 || iy >= c.h) continue;
+            for (int64_t kx = 0; kx < c.kw; ++kx) {
+              const int64_t ix = ox * c.sw - gx.pad_before + kx;
+              if (ix < 0 || ix >= c.w) continue;
+              for (int64_t ch = 0; ch < c.cin; ++ch) {
+                const size_t xi = static_cast<size_t>(((n * c.h + iy) * c.w + ix) * c.cin + ch);
+                const size_t ki =
+                    static_cast<size_t>(((ky * c.kw + kx) * c.cin + ch) * c.filters + f);
+                sum += double{xv[xi]} * kv[ki];
+                r.dx[xi] += g * kv[ki];
+                r.dkernel[ki] += g * xv[xi];
+              }
+            }
+          }
+          r.y[o] = sum;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+void check_conv_case(const ConvCase& c, uint64_t seed) {
+  SCOPED_TRACE(::testing::Message()
+               << "batch " << c.batch << " " << c.h << "x" << c.w << "x" << c.cin << " -> "
+               << c.filters << " kernel " << c.kh << "x" << c.kw << " strides " << c.sh << "x"
+               << c.sw << " " << padding_name(c.padding));
+  Conv2D conv(c.filters, {c.kh, c.kw}, {.strides = {c.sh, c.sw}, .padding = c.padding});
+  conv.build({c.h, c.w, c.cin}, seed);
+  conv.bias().value = random_tensor({c.filters}, seed + 1);
+  const Tensor x = random_tensor({c.batch, c.h, c.w, c.cin}, seed + 2);
+  const Tensor y = conv.forward(x, true);
+  const Tensor dy = random_tensor(y.shape(), seed + 3);
+  const ConvReference r = reference_conv(c, x, conv.kernel().value, conv.bias().value, dy);
+  expect_near_all(y, r.y, "y");
+  expect_near_all(conv.backward(dy), r.dx, "dx");
+  expect_near_all(conv.kernel().gradient, r.dkernel, "dkernel");
+  expect_near_all(conv.bias().gradient, r.dbias, "dbias");
+}
+
+TEST(KernelsTest, Conv2DMatchesDirectConvolution) {
+  // One input channel with unit horizontal stride takes the transposed patch layout.
+  check_conv_case({37, 12, 11, 1, 10, 5, 5, 1, 1, Padding::kValid}, 1);
+  check_conv_case({9, 7, 6, 1, 3, 3, 4, 2, 1, Padding::kSame}, 2);
+  check_conv_case({5, 6, 7, 1, 2, 3, 3, 1, 2, Padding::kSame}, 3);
+  // Several channels: the row layout, with padding and strides.
+  check_conv_case({19, 8, 8, 10, 20, 5, 5, 1, 1, Padding::kValid}, 4);
+  check_conv_case({11, 7, 9, 3, 4, 3, 2, 2, 3, Padding::kSame}, 5);
+  check_conv_case({3, 5, 5, 2, 3, 1, 1, 1, 1, Padding::kValid}, 6);
+}
+
+void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                    const float* b, std::vector<double>& c) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = c[static_cast<size_t>(i * n + j)];
+      for (int64_t p = 0; p < k; ++p) {
+        s += double{ta ? a[p * m + i] : a[i * k + p]} * (tb ? b[j * k + p] : b[p * n + j]);
+      }
+      c[static_cast<size_t>(i * n + j)] = s;
+    }
+  }
+}
+
+// Both kernels where the CPU has AVX2: the baseline one, then the automatic choice.
+class GemmTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { internal::force_baseline_gemm(GetParam()); }
+  void TearDown() override { internal::force_baseline_gemm(false); }
+};
+
+TEST_P(GemmTest, MatchesReferenceForEveryLayout) {
+  if (GetParam()) {
+    EXPECT_STREQ(internal::gemm_kernel_name(), "baseline");
+  }
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (bool accumulate : {false, true}) {
+        for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                               {7, 10, 25},
+                               {300, 20, 33},
+                               {129, 50, 320}}) {
+          SCOPED_TRACE(::testing::Message() << "ta " << ta << " tb " << tb << " acc " << accumulate
+                                            << " " << m << "x" << n << "x" << k);
+          const Tensor a = random_tensor({m * k}, 10);
+          const Tensor b = random_tensor({k * n}, 11);
+          Tensor c = random_tensor({m, n}, 12);
+          std::vector<double> expected(static_cast<size_t>(m * n), 0.0);
+          if (accumulate) {
+            for (size_t i = 0; i < expected.size(); ++i) expected[i] = c.values<float>()[i];
+          }
+          reference_gemm(ta, tb, m, n, k, a.data<float>(), b.data<float>(), expected);
+          internal::gemm(ta, tb, m, n, k, a.data<float>(), b.data<float>(), c.data<float>(),
+                         accumulate, /*parallel=*/true);
+          expect_near_all(c, expected, "c");
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, GemmTest, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Baseline" : "Automatic"; });
+
+TEST(KernelsTest, MaxPoolingBackwardRoutesEachGradientToItsMaximum) {
+  // Overlapping windows (stride 1 < pool 2) send several gradients to one input.
+  MaxPooling2D pool(2, {.strides = 1});
+  const Tensor x = random_tensor({6, 4, 5, 3}, 20);
+  const Tensor y = pool.forward(x, true);
+  const Tensor dy = random_tensor(y.shape(), 21);
+  std::vector<double> dx(static_cast<size_t>(x.num_elements()), 0.0);
+  const float* xv = x.data<float>();
+  for (int64_t n = 0; n < 6; ++n) {
+    for (int64_t oy = 0; oy < 3; ++oy) {
+      for (int64_t ox = 0; ox < 4; ++ox) {
+        for (int64_t c = 0; c < 3; ++c) {
+          int64_t best = -1;
+          for (int64_t iy = oy; iy < oy + 2; ++iy) {
+            for (int64_t ix = ox; ix < ox + 2; ++ix) {
+              const int64_t i = ((n * 4 + iy) * 5 + ix) * 3 + c;
+              if (best < 0 || xv[i] > xv[best]) best = i;
+            }
+          }
+          EXPECT_EQ(y.data<float>()[((n * 3 + oy) * 4 + ox) * 3 + c], xv[best]);
+          dx[static_cast<size_t>(best)] += dy.data<float>()[((n * 3 + oy) * 4 + ox) * 3 + c];
+        }
+      }
+    }
+  }
+  expect_near_all(pool.backward(dy), dx, "dx");
+}
+
+// One fashion-cnn training step's loss and first-layer kernel gradient under `threads` threads.
+std::vector<float> fashion_step(int threads) {
+  tbb::task_arena arena(threads);
+  std::vector<float> out;
+  arena.execute([&] {
+    Sequential model = make_preset("fashion-cnn", 3);
+    const Tensor images = random_tensor({50, 28, 28, 1}, 30, 0.0f, 1.0f);
+    Tensor labels(DType::kInt32, {50});
+    for (int32_t i = 0; i < 50; ++i) labels.data<int32_t>()[i] = i % 10;
+    const LossResult loss = nll_loss(labels, model.forward(images, true));
+    model.backward(loss.gradient);
+    out.push_back(loss.loss);
+    for (Parameter* p : model.trainable_parameters()) {
+      for (float v : p->gradient.values<float>()) out.push_back(v);
+    }
+  });
+  return out;
+}
+
+TEST(KernelsTest, TrainingStepDoesNotDependOnTheThreadCount) {
+  const std::vector<float> one = fashion_step(1);
+  EXPECT_EQ(fashion_step(2), one);
+}
+
+// A layer reuses the buffers of the tensors it returned once they are released, never while the
+// caller still holds them.
+void expect_held_output_kept(Layer& layer, const Shape& shape) {
+  SCOPED_TRACE(std::string(layer.class_name()));
+  const Tensor x1 = random_tensor(shape, 40);
+  const Tensor y1 = layer.forward(x1, true);
+  const Tensor dx1 = layer.backward(random_tensor(y1.shape(), 41));
+  const Tensor y1_copy = y1.clone();
+  const Tensor dx1_copy = dx1.clone();
+  for (int i = 0; i < 3; ++i) {
+    const Tensor y2 = layer.forward(random_tensor(shape, 42 + i), true);
+    const Tensor dx2 = layer.backward(random_tensor(y2.shape(), 50 + i));
+    EXPECT_FALSE(y2.shares_buffer_with(y1));
+    EXPECT_FALSE(dx2.shares_buffer_with(dx1));
+  }
+  EXPECT_TRUE(y1.equals(y1_copy));
+  EXPECT_TRUE(dx1.equals(dx1_copy));
+}
+
+TEST(KernelsTest, ReusedBuffersNeverOverwriteHeldTensors) {
+  Conv2D conv(4, 3, {.activation = ActivationFunction::kRelu});
+  expect_held_output_kept(conv, {5, 6, 6, 2});
+  MaxPooling2D pool(2);
+  expect_held_output_kept(pool, {5, 6, 6, 2});
+  BatchNormalization bn;
+  expect_held_output_kept(bn, {5, 6, 6, 2});
+  Dense dense(3, {.activation = ActivationFunction::kTanh});
+  expect_held_output_kept(dense, {5, 7});
+  Activation relu(ActivationFunction::kRelu);
+  expect_held_output_kept(relu, {5, 7});
+}
+
+TEST(KernelsTest, TensorPoolReusesReleasedBuffersOfTheSameSize) {
+  internal::TensorPool pool;
+  const void* first = nullptr;
+  {
+    Tensor t = pool.take({4, 8});
+    EXPECT_EQ(t.dtype(), DType::kFloat32);
+    EXPECT_EQ(t.shape(), Shape({4, 8}));
+    first = t.raw_data();
+    t.values<float>()[31] = 1.0f;
+  }
+  Tensor again = pool.take({8, 4});  // Same size, another shape.
+  EXPECT_EQ(again.raw_data(), first);
+  Tensor other = pool.take({8, 4});  // The first is still held: a new buffer.
+  EXPECT_NE(other.raw_data(), first);
+  // A tensor may outlive its pool.
+  Tensor survivor;
+  {
+    internal::TensorPool short_lived;
+    survivor = short_lived.take({3});
+  }
+  survivor.values<float>()[2] = 5.0f;
+  EXPECT_EQ(survivor.values<float>()[2], 5.0f);
+}
+
+}  // namespace
+}  // namespace sluice
