@@ -3,10 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -16,6 +13,7 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "formats/archive.h"
+#include "formats/file_bytes.h"
 #include "formats/image.h"
 #include "graph/stage.h"
 #include "graph/stages/sources.h"
@@ -36,8 +34,8 @@ bool allowed(const fs::path& file, const std::set<std::string>& extensions) {
   return extensions.count(lower(ext.substr(1))) != 0;
 }
 
-std::vector<std::string> list_class(const fs::path& class_dir, const std::set<std::string>& extensions,
-                                    bool follow_links) {
+std::vector<std::string> list_class(const fs::path& class_dir,
+                                    const std::set<std::string>& extensions, bool follow_links) {
   std::vector<std::string> files;
   auto flags = fs::directory_options::skip_permission_denied;
   if (follow_links) flags |= fs::directory_options::follow_directory_symlink;
@@ -54,14 +52,6 @@ std::vector<std::string> list_class(const fs::path& class_dir, const std::set<st
   }
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NotFound(str_cat(path, ": cannot open: ", std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw DataLoss(str_cat(path, ": read error"));
-  return bytes;
 }
 
 }  // namespace
@@ -165,7 +155,7 @@ ImageFolder finish(Listing l, const ImageFolderOptions& options) {
     std::fflush(stdout);
   }
   Dataset dataset = listing_dataset(l.filenames, l.labels, num_classes, options.class_mode);
-  return ImageFolder{std::move(dataset),    std::move(l.class_names), std::move(l.class_indices),
+  return ImageFolder{std::move(dataset),     std::move(l.class_names), std::move(l.class_indices),
                      std::move(l.filenames), std::move(l.labels),      options.class_mode,
                      std::move(l.root),      std::move(l.archive),     std::move(l.members),
                      l.archive_read};
@@ -234,8 +224,8 @@ Listing list_archive(const std::string& archive, const std::string& subpath,
                      const ImageFolderOptions& options) {
   const std::optional<std::string> sub = clean_member_path(subpath);
   if (!sub) {
-    throw InvalidArgument(str_cat("image_folder: archive sub-path '", subpath,
-                                  "' must be relative without '..'"));
+    throw InvalidArgument(
+        str_cat("image_folder: archive sub-path '", subpath, "' must be relative without '..'"));
   }
   const std::string prefix = sub->empty() ? std::string() : *sub + "/";
   Listing folder;
@@ -274,14 +264,15 @@ Listing list_archive(const std::string& archive, const std::string& subpath,
     throw NotFound(str_cat("image_folder: archive ", archive, " has no folder ", *sub));
   }
   folder.class_names = options.classes;
-  if (folder.class_names.empty()) folder.class_names.assign(found_classes.begin(), found_classes.end());
+  if (folder.class_names.empty())
+    folder.class_names.assign(found_classes.begin(), found_classes.end());
   folder.class_indices = check_classes(folder.root, folder.class_names, options);
   const std::set<std::string> extensions = extension_set(options);
   for (size_t c = 0; c < folder.class_names.size(); ++c) {
     const std::string& name = folder.class_names[c];
     if (!found_classes.count(name)) {
-      throw NotFound(str_cat("image_folder: class folder ", folder.root, "/", name,
-                             " does not exist"));
+      throw NotFound(
+          str_cat("image_folder: class folder ", folder.root, "/", name, " does not exist"));
     }
     const std::string class_prefix = name + "/";
     for (auto it = files.lower_bound(class_prefix);
@@ -302,9 +293,8 @@ class ArchiveFolderSource final : public ElementSource {
       : folder_(std::move(folder)),
         reader_(folder_->archive, folder_->members, folder_->archive_read),
         names_(std::make_shared<const Element::Names>(
-            folder_->class_mode == ClassMode::kNone
-                ? Element::Names{"path", "bytes"}
-                : Element::Names{"path", "bytes", "label"})) {}
+            folder_->class_mode == ClassMode::kNone ? Element::Names{"path", "bytes"}
+                                                    : Element::Names{"path", "bytes", "label"})) {}
 
   bool next(Chunk& out, size_t max) override {
     if (done_) return false;
@@ -345,7 +335,8 @@ ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& optio
   if (!split) throw NotFound(str_cat("image_folder: ", dir, ": no such directory or archive"));
   std::string subpath = split->second;
   if (!options.archive_subpath.empty()) {
-    subpath = subpath.empty() ? options.archive_subpath : str_cat(subpath, "/", options.archive_subpath);
+    subpath =
+        subpath.empty() ? options.archive_subpath : str_cat(subpath, "/", options.archive_subpath);
   }
   return finish(list_archive(split->first, subpath, options), options);
 }
@@ -356,7 +347,7 @@ Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls
     return folder.dataset.map(
         [labelled](Element e) {
           const std::string& path = e["path"].item<std::string>();
-          Tensor bytes = Tensor::scalar(read_whole_file(path));
+          Tensor bytes = Tensor::scalar(read_file_bytes(path));
           if (!labelled) return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}};
           return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}, {"label", e["label"]}};
         },
@@ -373,9 +364,9 @@ Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls
   listing->members = folder.members;
   listing->archive_read = folder.archive_read;
   std::shared_ptr<const Listing> shared = std::move(listing);
-  return Dataset::from_plan(make_source(
-      "image_folder_archive", static_cast<int64_t>(folder.filenames.size()),
-      [shared] { return std::make_unique<ArchiveFolderSource>(shared); }));
+  return Dataset::from_plan(
+      make_source("image_folder_archive", static_cast<int64_t>(folder.filenames.size()),
+                  [shared] { return std::make_unique<ArchiveFolderSource>(shared); }));
 }
 
 Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num_parallel_calls) {
@@ -383,8 +374,8 @@ Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num
   if (!folder.archive.empty()) {
     return image_folder_files(folder).map(
         [channels, labelled](Element e) {
-          Tensor image = decode_image(e["bytes"].item<std::string>(), channels,
-                                      e["path"].item<std::string>());
+          Tensor image =
+              decode_image(e["bytes"].item<std::string>(), channels, e["path"].item<std::string>());
           if (!labelled) return Element{{"image", std::move(image)}};
           return Element{{"image", std::move(image)}, {"label", e["label"]}};
         },
@@ -393,7 +384,7 @@ Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num
   return folder.dataset.map(
       [channels, labelled](Element e) {
         const std::string& path = e["path"].item<std::string>();
-        Tensor image = decode_image(read_whole_file(path), channels, path);
+        Tensor image = decode_image(read_file_bytes(path), channels, path);
         if (!labelled) return Element{{"image", std::move(image)}};
         return Element{{"image", std::move(image)}, {"label", e["label"]}};
       },

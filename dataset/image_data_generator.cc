@@ -1,0 +1,275 @@
+#include "dataset/image_data_generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/strings.h"
+#include "formats/archive.h"
+#include "formats/file_bytes.h"
+#include "graph/stage.h"
+#include "graph/stages/sources.h"
+#include "ops/image_codec.h"
+
+namespace sluice {
+namespace {
+
+// What every iterator of one flow shares: the listing and the pass counter that makes each pass
+// (epoch) draw a fresh order.
+struct FlowState {
+  std::vector<std::string> filenames;
+  std::vector<int64_t> labels;
+  int64_t num_classes = 0;
+  std::string archive;  // Empty for a directory.
+  std::vector<ArchiveMemberRef> members;
+  OrderedReadOptions archive_read;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  std::atomic<uint64_t> passes{0};
+};
+
+// Fisher-Yates with sluice's generator, so the order is the same on every platform.
+std::vector<int64_t> epoch_order(const FlowState& state, uint64_t pass) {
+  std::vector<int64_t> order(state.filenames.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  if (!state.shuffle) return order;
+  Random random(mix_seed(state.seed, 0x5348554646ull /* "SHUFF" */), pass);
+  for (size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1],
+              order[static_cast<size_t>(random.uniform_int(static_cast<int64_t>(i)))]);
+  }
+  return order;
+}
+
+// One pass, a batch per element: {"indices": int64 [b], "bytes": string [b]} in the pass's
+// order. For a directory "bytes" holds empty strings (the parallel map reads the files); an
+// archive is streamed here in that order.
+class FlowSource final : public ElementSource {
+ public:
+  FlowSource(std::shared_ptr<FlowState> state, int64_t batch_size)
+      : state_(std::move(state)),
+        batch_size_(batch_size),
+        order_(epoch_order(*state_, state_->passes.fetch_add(1, std::memory_order_relaxed))) {
+    if (!state_->archive.empty()) {
+      std::vector<ArchiveMemberRef> members;
+      members.reserve(order_.size());
+      for (int64_t i : order_) members.push_back(state_->members[static_cast<size_t>(i)]);
+      reader_.emplace(state_->archive, std::move(members), state_->archive_read);
+    }
+  }
+
+  bool next(Chunk& out, size_t max) override {
+    const size_t start = out.size();
+    while (out.size() - start < max && position_ < order_.size()) {
+      const size_t b = std::min(order_.size() - position_, static_cast<size_t>(batch_size_));
+      std::vector<int64_t> indices(order_.begin() + static_cast<std::ptrdiff_t>(position_),
+                                   order_.begin() + static_cast<std::ptrdiff_t>(position_ + b));
+      std::vector<std::string> bytes(b);
+      if (reader_) {
+        try {
+          for (size_t i = 0; i < b; ++i) {
+            if (!reader_->next(bytes[i])) throw DataLoss(str_cat(state_->archive, ": ended early"));
+          }
+        } catch (...) {
+          // The archive cannot be read past this point: the error ends the pass.
+          out.push_back(Item::failure(std::current_exception()));
+          position_ = order_.size();
+          break;
+        }
+      }
+      position_ += b;
+      out.push_back(Item{Element{{"indices", Tensor::from_vector(indices)},
+                                 {"bytes", Tensor::from_strings(bytes)}},
+                         nullptr});
+    }
+    return out.size() > start;
+  }
+
+ private:
+  std::shared_ptr<FlowState> state_;
+  int64_t batch_size_;
+  std::vector<int64_t> order_;
+  size_t position_ = 0;
+  std::optional<OrderedMemberReader> reader_;
+};
+
+// Recycles the image buffers of finished batches (a caching allocator): a batch tensor is filled
+// completely by the transform, so a fresh zeroed, and for its size freshly mapped, allocation per
+// batch would cost more page faults than the transform itself. Buffers: as many blocks of one
+// full batch as were ever in flight at once (the pipeline's own buffering bounds that), kept
+// until the dataset is destroyed.
+class BatchBufferPool : public std::enable_shared_from_this<BatchBufferPool> {
+ public:
+  explicit BatchBufferPool(size_t bytes) : bytes_((bytes + 63) / 64 * 64) {}
+  ~BatchBufferPool() {
+    for (void* p : free_) std::free(p);
+  }
+
+  // A float32 tensor of `shape` (at most one full batch) over a recycled block.
+  Tensor take(Shape shape) {
+    void* block = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        block = free_.back();
+        free_.pop_back();
+      }
+    }
+    if (block == nullptr) block = std::aligned_alloc(64, bytes_);
+    if (block == nullptr)
+      throw ResourceExhausted(str_cat("image_data_generator: cannot allocate ", bytes_, " bytes"));
+    return Tensor::from_external(DType::kFloat32, std::move(shape), block,
+                                 [pool = shared_from_this(), block] { pool->give(block); });
+  }
+
+ private:
+  void give(void* block) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(block);
+  }
+
+  size_t bytes_;
+  std::mutex mutex_;
+  std::vector<void*> free_;
+};
+
+// decode_and_resize (ops/image_codec.h) without the resize when the image already has the target
+// size (every method is the identity then). Decoder errors name `path`.
+Tensor decode_to_size(const std::string& bytes, ImageSize size, ResizeMethod method, int channels,
+                      const std::string& path) {
+  Tensor image = decode_image_at_least(bytes, size, channels, path);
+  if (image.dim(0) == size.height && image.dim(1) == size.width) return image;
+  return resize(image, size, method);
+}
+
+// Keras' labels for a batch: one-hot float32 [b, K] for categorical, the class index as float32
+// [b] for binary and sparse.
+Tensor batch_labels(const FlowState& state, std::span<const int64_t> indices, ClassMode mode) {
+  const auto b = static_cast<int64_t>(indices.size());
+  if (mode == ClassMode::kCategorical) {
+    Tensor labels(DType::kFloat32, Shape{b, state.num_classes});
+    float* p = labels.data<float>();
+    for (int64_t i = 0; i < b; ++i) {
+      p[i * state.num_classes +
+        state.labels[static_cast<size_t>(indices[static_cast<size_t>(i)])]] = 1;
+    }
+    return labels;
+  }
+  Tensor labels(DType::kFloat32, Shape{b});
+  for (int64_t i = 0; i < b; ++i) {
+    labels.data<float>()[i] =
+        static_cast<float>(state.labels[static_cast<size_t>(indices[static_cast<size_t>(i)])]);
+  }
+  return labels;
+}
+
+}  // namespace
+
+ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options)
+    : options_(options),
+      geometry_{.rotation_range = options.rotation_range,
+                .width_shift_range = options.width_shift_range,
+                .height_shift_range = options.height_shift_range,
+                .shear_range = options.shear_range,
+                .zoom_range = options.zoom_range,
+                .horizontal_flip = options.horizontal_flip,
+                .vertical_flip = options.vertical_flip} {
+  check_random_transform_options(geometry_);
+}
+
+AffineTransformParams ImageDataGenerator::get_random_transform(int64_t height, int64_t width,
+                                                               Random& random) const {
+  return random_transform_params(geometry_, height, width, random);
+}
+
+DirectoryFlow ImageDataGenerator::flow_from_directory(
+    const std::string& directory, const FlowFromDirectoryOptions& options) const {
+  if (options.batch_size <= 0) {
+    throw InvalidArgument(
+        str_cat("flow_from_directory: batch_size must be positive, got ", options.batch_size));
+  }
+  if (options.target_size.height <= 0 || options.target_size.width <= 0) {
+    throw InvalidArgument(str_cat("flow_from_directory: target_size must be positive, got ",
+                                  options.target_size.height, "x", options.target_size.width));
+  }
+  // Listed with sparse labels: the labels are made here (Keras does not require two classes for
+  // binary, and gives float32 labels for sparse).
+  ImageFolder folder = image_folder(directory, {.classes = options.classes,
+                                                .class_mode = ClassMode::kSparse,
+                                                .follow_links = options.follow_links,
+                                                .verbose = options.verbose});
+  auto state = std::make_shared<FlowState>();
+  state->filenames = folder.filenames;
+  state->labels = folder.labels;
+  state->num_classes = static_cast<int64_t>(folder.class_names.size());
+  state->archive = folder.archive;
+  state->members = folder.members;
+  state->archive_read = folder.archive_read;
+  state->shuffle = options.shuffle;
+  state->seed = seed_or_random(options.seed);
+
+  const auto n = static_cast<int64_t>(folder.filenames.size());
+  const int64_t batch_size = options.batch_size;
+  Dataset source = Dataset::from_plan(
+      make_source("image_data_generator", (n + batch_size - 1) / batch_size,
+                  [state, batch_size] { return std::make_unique<FlowSource>(state, batch_size); }));
+
+  const ImageSize size = options.target_size;
+  const int channels = options.color_mode == ColorMode::kGrayscale ? 1 : 3;
+  const int64_t per_image = size.height * size.width * channels;
+  const ResizeMethod method = options.interpolation;
+  const ClassMode mode = options.class_mode;
+  const ImageDataGenerator generator = *this;
+  const float scale = options_.rescale != 0 ? options_.rescale : 1.0f;
+  auto pool = std::make_shared<BatchBufferPool>(static_cast<size_t>(batch_size * per_image) *
+                                                sizeof(float));
+  std::shared_ptr<const FlowState> shared = state;
+  // One task per batch: each image is decoded, resized and transformed straight into its slot of
+  // the batch, so an image is written once and never copied. Image j of the pass draws its
+  // transform from (seed, pass, j) alone.
+  auto load_batch = [shared, size, channels, per_image, method, mode, generator, scale, pool,
+                     batch_size](Element e, const ElementContext& ctx) {
+    const auto indices = e[0].values<int64_t>();
+    const auto b = static_cast<int64_t>(indices.size());
+    Tensor images = pool->take(Shape{b, size.height, size.width, channels});
+    for (int64_t i = 0; i < b; ++i) {
+      const int64_t index = indices[static_cast<size_t>(i)];
+      const std::string& path = shared->filenames[static_cast<size_t>(index)];
+      Tensor image;
+      try {
+        if (shared->archive.empty()) {
+          image = decode_to_size(read_file_bytes(path), size, method, channels, path);
+        } else {
+          image = decode_to_size(e[1].values<std::string>()[static_cast<size_t>(i)], size, method,
+                                 channels, path);
+        }
+      } catch (...) {
+        std::rethrow_exception(
+            add_error_context(std::current_exception(), str_cat(" [file ", path, "]")));
+      }
+      Random random(ctx.seed, static_cast<uint64_t>(ctx.index * batch_size + i));
+      const AffineTransformParams params =
+          generator.get_random_transform(size.height, size.width, random);
+      apply_affine_transform_to_float(image, params, generator.options().fill_mode,
+                                      generator.options().cval, scale,
+                                      images.data<float>() + i * per_image);
+    }
+    if (mode == ClassMode::kNone) return Element{{"image", std::move(images)}};
+    return Element{{"image", std::move(images)}, {"label", batch_labels(*shared, indices, mode)}};
+  };
+  Dataset batches = source.map(
+      std::move(load_batch),
+      {.num_parallel_calls = options.num_parallel_calls, .seed = mix_seed(state->seed, 1)});
+
+  return DirectoryFlow{
+      std::move(batches),          std::move(folder.class_names), std::move(folder.class_indices),
+      std::move(folder.filenames), std::move(folder.labels),      n};
+}
+
+}  // namespace sluice

@@ -1,0 +1,231 @@
+// ops/affine_transform against golden values from Keras' own construction run through
+// scipy.ndimage.affine_transform (tests/ops/fixtures/make_affine_fixtures.py), plus the random
+// draw's order and ranges.
+#include "ops/affine_transform.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+
+namespace sluice {
+namespace {
+
+struct GoldenCase {
+  std::string name;
+  FillMode mode = FillMode::kNearest;
+  float cval = 0;
+  bool uint8 = false;
+  AffineTransformParams params;
+  int64_t h = 0, w = 0, c = 0;
+  std::vector<double> input;
+  std::vector<double> output;
+};
+
+FillMode parse_mode(const std::string& s) {
+  if (s == "nearest") return FillMode::kNearest;
+  if (s == "constant") return FillMode::kConstant;
+  if (s == "reflect") return FillMode::kReflect;
+  if (s == "wrap") return FillMode::kWrap;
+  throw InvalidArgument("unknown mode " + s);
+}
+
+std::vector<GoldenCase> load_cases() {
+  std::ifstream in(std::string(SLUICE_OPS_FIXTURES_DIR) + "/affine_cases.txt");
+  EXPECT_TRUE(in) << "missing fixture file";
+  std::vector<GoldenCase> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key == "case") {
+      cases.emplace_back();
+      words >> cases.back().name;
+      continue;
+    }
+    GoldenCase& g = cases.back();
+    if (key == "mode") {
+      std::string mode, cval_key, dtype_key, dtype;
+      words >> mode >> cval_key >> g.cval >> dtype_key >> dtype;
+      g.mode = parse_mode(mode);
+      g.uint8 = dtype == "uint8";
+    } else if (key == "params") {
+      int fh = 0, fv = 0;
+      words >> g.params.theta >> g.params.tx >> g.params.ty >> g.params.shear >> g.params.zx >>
+          g.params.zy >> fh >> fv;
+      g.params.flip_horizontal = fh != 0;
+      g.params.flip_vertical = fv != 0;
+    } else if (key == "shape") {
+      words >> g.h >> g.w >> g.c;
+    } else {
+      std::vector<double>& values = key == "input" ? g.input : g.output;
+      double v;
+      while (words >> v) values.push_back(v);
+    }
+  }
+  return cases;
+}
+
+Tensor make_image(const GoldenCase& g) {
+  Tensor t(g.uint8 ? DType::kUInt8 : DType::kFloat32, Shape{g.h, g.w, g.c});
+  for (size_t i = 0; i < g.input.size(); ++i) {
+    if (g.uint8) {
+      t.data<uint8_t>()[i] = static_cast<uint8_t>(g.input[i]);
+    } else {
+      t.data<float>()[i] = static_cast<float>(g.input[i]);
+    }
+  }
+  return t;
+}
+
+TEST(AffineTransformGolden, MatchesKerasAndScipy) {
+  const std::vector<GoldenCase> cases = load_cases();
+  ASSERT_GE(cases.size(), 20u);
+  for (const GoldenCase& g : cases) {
+    SCOPED_TRACE(g.name);
+    ASSERT_EQ(g.input.size(), static_cast<size_t>(g.h * g.w * g.c));
+    ASSERT_EQ(g.output.size(), g.input.size());
+    const Tensor image = make_image(g);
+    const Tensor out = apply_affine_transform(image, g.params, g.mode, g.cval);
+    ASSERT_EQ(out.dtype(), image.dtype());
+    ASSERT_EQ(out.shape(), image.shape());
+    for (size_t i = 0; i < g.output.size(); ++i) {
+      if (g.uint8) {
+        // Fixed-point weights against scipy's double arithmetic: at most one step apart.
+        ASSERT_NEAR(out.data<uint8_t>()[i], g.output[i], 1.0) << "at " << i;
+      } else {
+        ASSERT_NEAR(out.data<float>()[i], g.output[i], 2e-3) << "at " << i;
+      }
+    }
+  }
+}
+
+TEST(AffineTransformGolden, FusedFloatOutputMatchesWithScale) {
+  for (const GoldenCase& g : load_cases()) {
+    SCOPED_TRACE(g.name);
+    const Tensor image = make_image(g);
+    std::vector<float> out(g.output.size());
+    apply_affine_transform_to_float(image, g.params, g.mode, g.cval, 0.5f, out.data());
+    // uint8 inputs: scipy rounded its output to integers, the fused path does not.
+    const double tolerance = g.uint8 ? 0.5 * 0.65 : 1e-3;
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_NEAR(out[i], 0.5 * g.output[i], tolerance) << "at " << i;
+    }
+  }
+}
+
+TEST(AffineTransform, IdentityReturnsTheInput) {
+  Tensor image(DType::kUInt8, Shape{4, 5, 3});
+  image.data<uint8_t>()[7] = 9;
+  const Tensor out = apply_affine_transform(image, AffineTransformParams{});
+  EXPECT_TRUE(out.shares_buffer_with(image));
+}
+
+TEST(AffineTransform, FlipIsExactPermutation) {
+  Tensor image(DType::kUInt8, Shape{3, 4, 1});
+  for (int i = 0; i < 12; ++i) image.data<uint8_t>()[i] = static_cast<uint8_t>(i * 10);
+  const Tensor out = apply_affine_transform(image, {.flip_horizontal = true});
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(out.data<uint8_t>()[r * 4 + c], image.data<uint8_t>()[r * 4 + (3 - c)]);
+    }
+  }
+}
+
+TEST(AffineTransform, BatchGetsTheSameTransformPerImage) {
+  Tensor one(DType::kFloat32, Shape{6, 6, 2});
+  for (int i = 0; i < 72; ++i) one.data<float>()[i] = static_cast<float>(i);
+  Tensor batch(DType::kFloat32, Shape{2, 6, 6, 2});
+  for (int i = 0; i < 144; ++i) batch.data<float>()[i] = static_cast<float>(i % 72);
+  const AffineTransformParams p{.theta = 10, .zx = 1.2};
+  const Tensor a = apply_affine_transform(one, p);
+  const Tensor b = apply_affine_transform(batch, p);
+  for (int i = 0; i < 144; ++i) EXPECT_FLOAT_EQ(b.data<float>()[i], a.data<float>()[i % 72]);
+}
+
+TEST(AffineTransform, RejectsBadInputs) {
+  EXPECT_THROW(apply_affine_transform(Tensor(DType::kUInt8, Shape{4, 4}), {.theta = 3}),
+               InvalidArgument);
+  EXPECT_THROW(apply_affine_transform(Tensor(DType::kInt32, Shape{4, 4, 1}), {.theta = 3}),
+               InvalidArgument);
+  EXPECT_THROW(check_random_transform_options({.zoom_range = {1.2, 0.8}}), InvalidArgument);
+  EXPECT_THROW(check_random_transform_options({.shear_range = -1}), InvalidArgument);
+  EXPECT_NO_THROW(check_random_transform_options({.shear_range = 0.2, .zoom_range = 0.2}));
+}
+
+// Keras' shear_range is in degrees: 0.2 moves a vertical line by under one pixel over 64 rows
+// (acceptance check 8 of the reference).
+TEST(AffineTransform, ShearRangeIsInDegrees) {
+  Tensor image(DType::kFloat32, Shape{64, 64, 1});
+  for (int r = 0; r < 64; ++r) image.data<float>()[r * 64 + 32] = 255;
+  Random random(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const AffineTransformParams p = random_transform_params({.shear_range = 0.2}, 64, 64, random);
+    ASSERT_LE(std::abs(p.shear), 0.2);
+    const Tensor out = apply_affine_transform(image, p);
+    for (int r = 0; r < 64; ++r) {
+      for (int c = 0; c < 64; ++c) {
+        if (out.data<float>()[r * 64 + c] > 1) {
+          EXPECT_LE(std::abs(c - 32), 1) << r << "," << c;
+        }
+      }
+    }
+  }
+}
+
+TEST(RandomTransformParams, DrawsInKerasOrder) {
+  const RandomTransformOptions o{.rotation_range = 30,
+                                 .width_shift_range = 0.1,
+                                 .height_shift_range = 3,
+                                 .shear_range = 0.2,
+                                 .zoom_range = {0.5, 1.5},
+                                 .horizontal_flip = true,
+                                 .vertical_flip = true};
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    Random a(seed);
+    Random b(seed);
+    const AffineTransformParams p = random_transform_params(o, 20, 40, a);
+    EXPECT_DOUBLE_EQ(p.theta, -30 + 60 * b.uniform_double());
+    EXPECT_DOUBLE_EQ(p.tx, -3 + 6 * b.uniform_double());             // >= 1: pixels.
+    EXPECT_DOUBLE_EQ(p.ty, (-0.1 + 0.2 * b.uniform_double()) * 40);  // < 1: fraction of width.
+    EXPECT_DOUBLE_EQ(p.shear, -0.2 + 0.4 * b.uniform_double());
+    EXPECT_DOUBLE_EQ(p.zx, 0.5 + 1.0 * b.uniform_double());
+    EXPECT_DOUBLE_EQ(p.zy, 0.5 + 1.0 * b.uniform_double());
+    EXPECT_EQ(p.flip_horizontal, b.uniform_double() < 0.5);
+    EXPECT_EQ(p.flip_vertical, b.uniform_double() < 0.5);
+  }
+}
+
+TEST(RandomTransformParams, SkipsZeroRangesButAlwaysDrawsFlips) {
+  Random a(3);
+  Random b(3);
+  const AffineTransformParams p = random_transform_params({.zoom_range = 0.2}, 10, 10, a);
+  EXPECT_EQ(p.theta, 0);
+  EXPECT_EQ(p.tx, 0);
+  EXPECT_EQ(p.shear, 0);
+  EXPECT_DOUBLE_EQ(p.zx, 0.8 + 0.4 * b.uniform_double());
+  EXPECT_DOUBLE_EQ(p.zy, 0.8 + 0.4 * b.uniform_double());
+  EXPECT_FALSE(p.flip_horizontal);  // Drawn, but disabled.
+  b.uniform_double();
+  b.uniform_double();
+  EXPECT_EQ(a.next_u64(), b.next_u64());  // Both flip draws were consumed.
+}
+
+TEST(RandomTransformParams, FlipsAboutHalfTheTime) {
+  Random random(11);
+  int flips = 0;
+  for (int i = 0; i < 2000; ++i) {
+    flips += random_transform_params({.horizontal_flip = true}, 8, 8, random).flip_horizontal;
+  }
+  EXPECT_GT(flips, 900);
+  EXPECT_LT(flips, 1100);
+}
+
+}  // namespace
+}  // namespace sluice
