@@ -8,7 +8,7 @@ install(TARGETS sluice ${sluice_modules} EXPORT sluiceTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS sluice_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-foreach(module core formats graph dataset model estimator)
+foreach(module core formats ops graph dataset strategy model estimator)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sluice/${module}
     FILES_MATCHING PATTERN "*.h")

@@ -1,5 +1,7 @@
 #include "dataset/dataset.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 #include "graph/stages/batch.h"
 #include "graph/stages/cache.h"
@@ -38,8 +40,8 @@ Dataset Dataset::zip(std::vector<Dataset> datasets) {
 
 const Tensor& Dataset::only_component(const Element& e) {
   if (e.size() != 1) {
-    throw InvalidArgument(str_cat("a function taking one tensor was given an element of ",
-                                  e.size(), " components; take an Element instead"));
+    throw InvalidArgument(str_cat("a function taking one tensor was given an element of ", e.size(),
+                                  " components; take an Element instead"));
   }
   return e[0];
 }
@@ -56,8 +58,8 @@ Dataset Dataset::map_and_batch_function(MapFunction f, int64_t batch_size, bool 
   MapSettings settings;
   settings.num_parallel_calls = options.num_parallel_calls;
   settings.deterministic = options.deterministic;
-  return Dataset(make_map_and_batch(plan_, std::move(f), options.seed, batch_size, drop_remainder,
-                                    settings));
+  return Dataset(
+      make_map_and_batch(plan_, std::move(f), options.seed, batch_size, drop_remainder, settings));
 }
 
 Dataset Dataset::filter_function(Predicate predicate) const {
@@ -78,6 +80,40 @@ Dataset Dataset::padded_batch(int64_t batch_size, PaddingSpec padding, bool drop
 }
 
 Dataset Dataset::unbatch() const { return Dataset(make_unbatch(plan_)); }
+
+namespace {
+
+std::optional<int64_t> static_batch_size_of(const PlanNode& node) {
+  if (const auto* batch = dynamic_cast<const BatchNode*>(&node)) {
+    return batch->drop_remainder() ? std::optional<int64_t>(batch->batch_size()) : std::nullopt;
+  }
+  if (const auto* fused = dynamic_cast<const MapAndBatchNode*>(&node)) {
+    return fused->drop_remainder() ? std::optional<int64_t>(fused->batch_size()) : std::nullopt;
+  }
+  // Stages whose outputs are their inputs' elements (or those elements mapped): same batch size.
+  static const std::vector<std::string> kKeepsElements = {
+      "prefetch", "repeat", "take",          "skip",         "shuffle",   "shuffle_and_repeat",
+      "shard",    "cache",  "ignore_errors", "with_options", "enumerate", "filter"};
+  const std::string& name = node.name();
+  const bool keeps =
+      std::find(kKeepsElements.begin(), kKeepsElements.end(), name) != kKeepsElements.end() ||
+      name.rfind("map", 0) == 0;
+  if (keeps) return static_batch_size_of(*node.input());
+  if (name == "zip" || name == "concatenate") {
+    std::optional<int64_t> size;
+    for (const PlanPtr& input : node.inputs()) {
+      const std::optional<int64_t> s = static_batch_size_of(*input);
+      if (!s || (size && *size != *s)) return std::nullopt;
+      size = s;
+    }
+    return size;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int64_t> Dataset::static_batch_size() const { return static_batch_size_of(*plan_); }
 
 Dataset Dataset::shuffle(int64_t buffer_size, std::optional<uint64_t> seed,
                          bool reshuffle_each_iteration) const {

@@ -44,7 +44,7 @@ struct MapOptions {
 struct InterleaveOptions {
   int64_t cycle_length = kAutotune;  // kAutotune: the thread budget.
   int64_t block_length = 1;
-  int64_t num_parallel_calls = 0;    // Non-zero: pull every open dataset ahead in the background.
+  int64_t num_parallel_calls = 0;  // Non-zero: pull every open dataset ahead in the background.
 };
 
 class Dataset {
@@ -114,6 +114,15 @@ class Dataset {
   // --- Running ------------------------------------------------------------------------------
   // Number of elements, kInfiniteCardinality or kUnknownCardinality (tf.data's rules).
   int64_t cardinality() const { return plan_->cardinality(); }
+  // The size every element is known to have along its first dimension, before running anything
+  // (tf.data's static batch dimension: element_spec's shape[0] is not None): the batch_size of the
+  // last batch, padded_batch or map_and_batch stage when it drops the remainder. Stages that pass
+  // elements on whole keep it (prefetch, repeat, take, skip, shuffle, shard, cache, filter,
+  // ignore_errors, with_options, enumerate), and so does map, whose function is taken to keep
+  // the leading dimension (sluice cannot trace it as TensorFlow does); zip and concatenate keep
+  // it when all their inputs agree. nullopt otherwise: a partial last batch is possible, or the
+  // elements are not batches.
+  std::optional<int64_t> static_batch_size() const;
   Iterator make_iterator(const Options& options = {}) const;
 
   // Range-for support: `for (const Element& e : ds)` makes one iterator for the loop.
@@ -132,8 +141,7 @@ class Dataset {
    private:
     friend class Dataset;
     explicit LoopIterator(Iterator iterator)
-        : iterator_(std::make_shared<Iterator>(std::move(iterator))),
-          current_(iterator_->next()) {}
+        : iterator_(std::make_shared<Iterator>(std::move(iterator))), current_(iterator_->next()) {}
     std::shared_ptr<Iterator> iterator_;
     std::optional<Element> current_;
   };
@@ -175,8 +183,9 @@ class Dataset {
     } else if constexpr (std::is_invocable_r_v<bool, P&, const Element&>) {
       return [p = std::move(p)](const Element& e, const ElementContext&) mutable { return p(e); };
     } else {
-      static_assert(std::is_invocable_r_v<bool, P&, const Tensor&>,
-                    "filter takes bool(const Element&[, const ElementContext&]) or bool(const Tensor&)");
+      static_assert(
+          std::is_invocable_r_v<bool, P&, const Tensor&>,
+          "filter takes bool(const Element&[, const ElementContext&]) or bool(const Tensor&)");
       return [p = std::move(p)](const Element& e, const ElementContext&) mutable {
         return p(only_component(e));
       };

@@ -1,0 +1,208 @@
+#include "estimator/mirrored_replicas.h"
+
+#include <cstring>
+
+#include "core/errors.h"
+#include "core/strings.h"
+#include "strategy/strategy.h"
+
+namespace sluice {
+namespace {
+
+int64_t rows_of(const Tensor& t) { return t.rank() == 0 ? 1 : t.dim(0); }
+
+std::vector<Tensor> gradients_of(Sequential& model) {
+  std::vector<Tensor> out;
+  for (Parameter* p : model.trainable_parameters()) out.push_back(p->gradient);
+  return out;
+}
+
+std::vector<Tensor> values_of(const std::vector<Parameter*>& parameters) {
+  std::vector<Tensor> out;
+  for (Parameter* p : parameters) out.push_back(p->value);
+  return out;
+}
+
+}  // namespace
+
+MirroredReplicas::MirroredReplicas(Strategy& strategy, Sequential& primary,
+                                   const std::function<Sequential()>& model_fn)
+    : strategy_(strategy) {
+  models_.push_back(&primary);
+  const int n = strategy.num_local_replicas();
+  if (n > 1 && !model_fn) {
+    throw InvalidArgument(str_cat(strategy.name(), " with ", n,
+                                  " replicas needs ModelSpec::model_fn to build each replica's "
+                                  "copy of the model"));
+  }
+  const std::vector<Parameter*> reference = primary.parameters();
+  for (int r = 1; r < n; ++r) {
+    auto model = std::make_unique<Sequential>(model_fn());
+    if (!model->built()) model->build(primary.input_shape());
+    const std::vector<Parameter*> params = model->parameters();
+    if (params.size() != reference.size()) {
+      throw InvalidArgument(str_cat("model_fn built a model with ", params.size(),
+                                    " parameters for replica ", r, ", the Estimator's has ",
+                                    reference.size()));
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Parameter& a = *reference[i];
+      const Parameter& b = *params[i];
+      if (a.path != b.path || a.value.shape() != b.value.shape() ||
+          a.value.dtype() != b.value.dtype() || a.trainable != b.trainable) {
+        throw InvalidArgument(str_cat("model_fn built a different model for replica ", r,
+                                      ": parameter ", i, " is '", b.path, "' ",
+                                      b.value.shape().to_string(), ", the Estimator's is '", a.path,
+                                      "' ", a.value.shape().to_string()));
+      }
+    }
+    models_.push_back(model.get());
+    owned_.push_back(std::move(model));
+  }
+  // Every worker starts from the chief's weights, whatever its own initialisation gave.
+  strategy.broadcast_from_chief(values_of(primary.parameters()));
+  sync_from_primary();
+}
+
+bool MirroredReplicas::all_workers_have_input(std::optional<int64_t> local_rows) {
+  agreed_rows_.reset();
+  if (strategy_.num_workers() == 1) return local_rows.has_value();
+  // [workers with input, their rows]: summed in worker order, identical everywhere.
+  std::vector<double> counts{local_rows ? 1.0 : 0.0, local_rows ? double(*local_rows) : 0.0};
+  strategy_.all_reduce_across_workers(counts);
+  if (counts[0] < strategy_.num_workers()) return false;
+  agreed_rows_ = static_cast<int64_t>(counts[1]);
+  return true;
+}
+
+MirroredReplicas::~MirroredReplicas() = default;
+
+void MirroredReplicas::sync_from_primary() {
+  if (models_.size() < 2) return;
+  std::vector<std::vector<Tensor>> destinations;
+  for (size_t r = 1; r < models_.size(); ++r)
+    destinations.push_back(values_of(models_[r]->parameters()));
+  strategy_.broadcast_to(values_of(models_[0]->parameters()), destinations);
+}
+
+MirroredReplicas::StepResult MirroredReplicas::train_step(
+    const Element& batch, const std::string& features_key, const std::string& labels_key,
+    const Loss& loss, const std::vector<std::unique_ptr<Metric>>& metrics) {
+  const int n = num_replicas();
+  const int workers = strategy_.num_workers();
+  StepResult result;
+  result.batch_size = rows_of(batch[features_key]);
+  if (workers > 1) {
+    if (!agreed_rows_ && !all_workers_have_input(result.batch_size)) {
+      throw FailedPrecondition(
+          "train_step: another worker's input ended; call "
+          "all_workers_have_input before every step");
+    }
+    result.batch_size = *agreed_rows_;
+    agreed_rows_.reset();
+  }
+  // With one replica the loss is the batch mean as without a strategy; with more, each replica
+  // divides by the global batch so the summed gradients are the global-batch gradient.
+  const int64_t global_batch = n * workers == 1 ? 0 : result.batch_size;
+  const std::vector<Element> parts = n == 1 ? std::vector<Element>{batch} : split_batch(batch, n);
+  std::vector<Tensor> predictions(n);
+  std::vector<double> losses(n, 0.0), regularization(n, 0.0);
+  std::vector<char> has_rows(n, 0);
+  const float regularization_scale = 1.0f / static_cast<float>(n * workers);
+  strategy_.run(
+      [&](ReplicaContext& context, const Element& part) -> std::vector<Tensor> {
+        const int r = context.replica_id_in_sync_group();
+        Sequential& model = *models_[r];
+        const Tensor& x = part[features_key];
+        if (rows_of(x) == 0) {
+          // No data for this replica in a short last batch: it contributes no loss gradient.
+          for (Parameter* p : model.trainable_parameters()) {
+            std::memset(p->gradient.raw_data(), 0, p->gradient.byte_size());
+          }
+        } else {
+          has_rows[r] = 1;
+          predictions[r] = model.forward(x, /*training=*/true);
+          const LossResult l = loss(part[labels_key], predictions[r], global_batch);
+          model.backward(l.gradient);
+          losses[r] = l.loss;
+        }
+        regularization[r] = add_regularization_gradients(model.parameters(), regularization_scale);
+        return {};
+      },
+      parts);
+  if (n > 1) {
+    std::vector<std::vector<Tensor>> gradients;
+    for (Sequential* model : models_) gradients.push_back(gradients_of(*model));
+    strategy_.batch_reduce_to(ReduceOp::kSum, gradients, gradients[0]);
+  }
+  if (workers > 1) strategy_.all_reduce_across_workers(gradients_of(*models_[0]));
+  // Replica order, so the reported sums do not depend on timing.
+  for (int r = 0; r < n; ++r) {
+    result.loss += losses[r];
+    result.regularization += regularization[r];
+    if (has_rows[r]) {
+      for (const auto& m : metrics) m->update_state(parts[r][labels_key], predictions[r]);
+    }
+  }
+  if (workers > 1) {
+    std::vector<double> sums{result.loss, result.regularization};
+    strategy_.all_reduce_across_workers(sums);
+    result.loss = sums[0];
+    result.regularization = sums[1];
+  }
+  return result;
+}
+
+void MirroredReplicas::broadcast_weights() {
+  if (models_.size() < 2) return;
+  std::vector<std::vector<Tensor>> destinations;
+  for (size_t r = 1; r < models_.size(); ++r) {
+    destinations.push_back(values_of(models_[r]->trainable_parameters()));
+  }
+  strategy_.broadcast_to(values_of(models_[0]->trainable_parameters()), destinations);
+}
+
+double MirroredReplicas::eval_step(const Element& batch, const std::string& features_key,
+                                   const std::string& labels_key, const Loss& loss,
+                                   const std::vector<std::unique_ptr<Metric>>& metrics) {
+  const int n = num_replicas();
+  const int64_t global_batch = n == 1 ? 0 : rows_of(batch[features_key]);
+  const std::vector<Element> parts = n == 1 ? std::vector<Element>{batch} : split_batch(batch, n);
+  std::vector<Tensor> predictions(n);
+  std::vector<double> losses(n, 0.0);
+  std::vector<char> has_rows(n, 0);
+  strategy_.run(
+      [&](ReplicaContext& context, const Element& part) -> std::vector<Tensor> {
+        const int r = context.replica_id_in_sync_group();
+        if (rows_of(part[features_key]) == 0) return {};
+        has_rows[r] = 1;
+        predictions[r] = models_[r]->forward(part[features_key], /*training=*/false);
+        losses[r] = loss(part[labels_key], predictions[r], global_batch).loss;
+        return {};
+      },
+      parts);
+  double total = 0;
+  for (int r = 0; r < n; ++r) {
+    total += losses[r];
+    if (has_rows[r]) {
+      for (const auto& m : metrics) m->update_state(parts[r][labels_key], predictions[r]);
+    }
+  }
+  return total;
+}
+
+std::map<std::string, Tensor> MirroredReplicas::mean_statistics() {
+  std::map<std::string, Tensor> out;
+  if (models_.size() < 2) return out;
+  std::vector<std::vector<Parameter*>> params;
+  for (Sequential* model : models_) params.push_back(model->parameters());
+  for (size_t i = 0; i < params[0].size(); ++i) {
+    if (!params[0][i]->statistic) continue;
+    PerReplica<Tensor> values;
+    for (const auto& list : params) values.push_back(list[i]->value);
+    out.emplace(params[0][i]->path, strategy_.reduce(ReduceOp::kMean, values));
+  }
+  return out;
+}
+
+}  // namespace sluice

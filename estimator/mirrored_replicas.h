@@ -1,0 +1,94 @@
+// MirroredReplicas: the Estimator's model copies under a distribution strategy (RunConfig::
+// train_distribute / eval_distribute). Replica 0 is the Estimator's own model; the others are built
+// by ModelSpec::model_fn and start from replica 0's weights. A training step splits the global
+// batch across the replicas, runs forward and backward on each concurrently with the loss divided
+// by the GLOBAL batch (compute_average_loss) and regularization by the replica count, then sums the
+// gradients over replicas (in replica order) into replica 0's, where the optimizer applies them
+// once; the updated weights are then copied to the other replicas, so every replica holds identical
+// trainable weights after every step. Batch-normalization statistics stay per replica, as Keras'
+// ON_READ / MEAN moving averages: a checkpoint stores their mean over replicas.
+//
+// Under MultiWorkerMirroredStrategy each worker process holds its local replicas and feeds them
+// its LOCAL batch (its auto-shard of the input); the loss is divided by the global batch (the
+// rows of every worker this step), the local gradient sum is then summed over workers in worker
+// order, and every worker applies the same update, so weights stay identical everywhere (the
+// chief's initial weights are broadcast when the replicas are built). Metrics and statistics stay
+// per worker (a checkpoint, written by the chief, stores the chief's).
+//
+// Not thread-safe; owned by the Estimator. The strategy must outlive it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/element.h"
+#include "model/losses.h"
+#include "model/metrics.h"
+#include "model/sequential.h"
+
+namespace sluice {
+
+class Strategy;  // strategy/strategy.h
+
+class MirroredReplicas {
+ public:
+  // Builds num_local_replicas − 1 extra models with model_fn and copies `primary`'s parameters
+  // into them (after receiving the chief's when there are several workers). Throws InvalidArgument
+  // when more than one replica is needed and model_fn is empty, or when it builds a model whose
+  // parameters differ from primary's in number, path or shape.
+  MirroredReplicas(Strategy& strategy, Sequential& primary,
+                   const std::function<Sequential()>& model_fn);
+  ~MirroredReplicas();
+
+  Strategy& strategy() { return strategy_; }
+  int num_replicas() const { return static_cast<int>(models_.size()); }
+  Sequential& model(int replica) { return *models_.at(replica); }
+
+  // Copies every parameter (weights and statistics) of replica 0 into the others, e.g. after a
+  // checkpoint was restored into replica 0.
+  void sync_from_primary();
+
+  struct StepResult {
+    double loss = 0;            // Σ over replicas of (loss / global batch); the global-batch mean.
+    double regularization = 0;  // The regularization loss (summed over replicas after ÷ n).
+    int64_t batch_size = 0;     // Rows of the global batch (over every worker).
+  };
+
+  // Keeps workers in lock step: each calls this once before every step with its local batch's
+  // rows, or nullopt when its input ended. Returns false on every worker as soon as any worker's
+  // input ended (the step count is the smallest over workers), so none waits in a collective for
+  // one that stopped; otherwise remembers the global batch's rows for the next train_step. One
+  // worker: returns whether local_rows is set, without communication.
+  bool all_workers_have_input(std::optional<int64_t> local_rows);
+
+  // Forward and backward of one global batch on every replica; afterwards replica 0's trainable
+  // gradients hold the all-reduced (summed) gradients, ready for the optimizer. Metrics (reset by
+  // the caller when wanted) are updated with every replica's rows. Errors of a replica propagate.
+  StepResult train_step(const Element& batch, const std::string& features_key,
+                        const std::string& labels_key, const Loss& loss,
+                        const std::vector<std::unique_ptr<Metric>>& metrics);
+  // After the optimizer updated replica 0: copies its trainable weights to the other replicas.
+  void broadcast_weights();
+
+  // Inference on every replica's share of the batch; returns the summed (global-mean) loss and
+  // updates the metrics.
+  double eval_step(const Element& batch, const std::string& features_key,
+                   const std::string& labels_key, const Loss& loss,
+                   const std::vector<std::unique_ptr<Metric>>& metrics);
+
+  // The statistics (e.g. BatchNormalization moving averages) averaged over replicas, keyed by
+  // parameter path: what a checkpoint stores for them.
+  std::map<std::string, Tensor> mean_statistics();
+
+ private:
+  Strategy& strategy_;
+  std::optional<int64_t> agreed_rows_;  // From all_workers_have_input, for the next step.
+  std::vector<Sequential*> models_;     // models_[0] is the primary (not owned).
+  std::vector<std::unique_ptr<Sequential>> owned_;
+};
+
+}  // namespace sluice

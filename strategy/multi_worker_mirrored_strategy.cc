@@ -1,0 +1,325 @@
+#include "strategy/multi_worker_mirrored_strategy.h"
+
+// The C API only: the deprecated MPI C++ bindings would need libmpi_cxx.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "core/errors.h"
+#include "core/strings.h"
+
+namespace sluice {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Set when a collective failed or a strategy was destroyed by an exception: the process then
+// aborts the MPI job at exit rather than finalising (MPI_Finalize would wait for workers that are
+// still inside a collective with this one).
+std::atomic<bool> g_abort_at_exit{false};
+bool g_we_initialised = false;
+
+void finish_mpi_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (g_abort_at_exit.load()) {
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  } else {
+    MPI_Finalize();
+  }
+}
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return str_cat("MPI error ", code);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+void ensure_mpi_initialised() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (initialised) return;  // The program owns MPI: it finalises it too.
+    int provided = 0;
+    const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS) {
+      throw Internal("MultiWorkerMirroredStrategy: MPI_Init_thread failed: " + mpi_error_text(rc));
+    }
+    g_we_initialised = true;
+    std::atexit(finish_mpi_at_exit);
+  });
+}
+
+}  // namespace
+
+// The worker communicator and the point-to-point collectives built on it. Each element of a sum is
+// added up in worker order on one worker and the result sent to the others: that is what makes the
+// result identical on every worker (an MPI_Allreduce may combine in a different order on different
+// ranks), and point-to-point requests tell exactly which worker is missing when one does not
+// arrive.
+struct MultiWorkerMirroredStrategy::Comm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int size = 1;
+  int rank = 0;
+  int64_t sequence = 0;  // Collectives so far, for messages and tags.
+  // Scratch kept between collectives: gradients of a large model are hundreds of MB, and fresh
+  // buffers every step would cost page faults comparable to the transfer itself.
+  std::vector<float> packed;
+  std::vector<char> part_bytes;
+
+  void check(int rc, const char* call) {
+    if (rc == MPI_SUCCESS) return;
+    g_abort_at_exit = true;
+    throw Internal(str_cat("MultiWorkerMirroredStrategy worker ", rank, ": ", call,
+                           " failed in collective #", sequence, ": ", mpi_error_text(rc)));
+  }
+
+  // Message tags: two per collective (its phases), below the MPI minimum of 32767.
+  int tag() const { return 2 * static_cast<int>(sequence % 15000); }
+
+  // Polls `requests` until all complete or the deadline passes; `peers[i]` is the worker
+  // requests[i] talks to. On timeout, cancels what is left and throws Internal naming the
+  // workers that did not answer.
+  void wait_all(std::vector<MPI_Request>& requests, const std::vector<int>& peers,
+                double timeout_seconds, std::string_view what) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_seconds));
+    std::vector<char> done(requests.size(), 0);
+    size_t remaining = requests.size();
+    int idle_polls = 0;
+    constexpr auto kSpin = std::chrono::milliseconds(200);
+    auto spin_until = Clock::now() + kSpin;
+    while (remaining > 0) {
+      bool progressed = false;
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (done[i]) continue;
+        int flag = 0;
+        check(MPI_Test(&requests[i], &flag, MPI_STATUS_IGNORE), "MPI_Test");
+        if (flag) {
+          done[i] = 1;
+          --remaining;
+          progressed = true;
+        }
+      }
+      if (remaining == 0) break;
+      if (Clock::now() > deadline) {
+        std::set<int> missing_peers;
+        for (size_t i = 0; i < requests.size(); ++i) {
+          if (done[i]) continue;
+          missing_peers.insert(peers[i]);
+          MPI_Cancel(&requests[i]);
+          MPI_Request_free(&requests[i]);
+        }
+        std::string missing;
+        for (int peer : missing_peers) {
+          missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+        }
+        g_abort_at_exit = true;
+        throw Internal(str_cat("MultiWorkerMirroredStrategy worker ", rank, ": worker(s) ", missing,
+                               " did not answer ", what, " (collective #", sequence, ") within ",
+                               timeout_seconds,
+                               " s; a worker died or stopped, stopping instead of waiting"));
+      }
+      // MPI moves a large message in fragments, only while it is being polled, so polling stays
+      // tight for a while (a transfer of hundreds of MB between present workers completes within
+      // it); past that the peer is busy or gone, and sleeps of up to 1 ms keep a waiting worker
+      // from taking CPU time from a slower one (workers may share cores).
+      if (progressed) {
+        idle_polls = 0;
+        spin_until = Clock::now() + kSpin;
+      } else if (Clock::now() < spin_until) {
+        std::this_thread::yield();
+      } else {
+        const int shift = std::min(++idle_polls, 7);
+        std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 10 << shift)));
+      }
+    }
+  }
+
+  // Sums `count` values of `data` over the workers in worker order; every worker ends with the
+  // same sums. The values are cut into one chunk per worker; worker c receives everyone's part of
+  // chunk c, sums it in worker order (v0 + v1 + …) and sends the result to all: each element is
+  // summed once, on one worker, so the result is bit-identical everywhere, while the traffic and
+  // the additions are spread evenly over the workers (a reduce-scatter then an all-gather).
+  template <class T>
+  void sum(T* data, int64_t count, MPI_Datatype type, double timeout, std::string_view what) {
+    ++sequence;
+    const auto begin = [&](int c) { return count * c / size; };
+    const auto length = [&](int c) { return begin(c + 1) - begin(c); };
+    if (length(0) > INT32_MAX || length(size - 1) > INT32_MAX) {
+      throw InvalidArgument(str_cat(what, ": ", count, " values exceed the MPI message size"));
+    }
+    const int64_t mine = begin(rank), my_length = length(rank);
+    part_bytes.resize(static_cast<size_t>(size * my_length) * sizeof(T));
+    const auto part = [&](int r) {
+      return reinterpret_cast<T*>(part_bytes.data()) + r * my_length;
+    };
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;
+    auto post = [&](bool send, void* buffer, int64_t n, int peer, int phase) {
+      requests.emplace_back();
+      peers.push_back(peer);
+      if (send) {
+        check(MPI_Isend(buffer, static_cast<int>(n), type, peer, tag() + phase, comm,
+                        &requests.back()),
+              "MPI_Isend");
+      } else {
+        check(MPI_Irecv(buffer, static_cast<int>(n), type, peer, tag() + phase, comm,
+                        &requests.back()),
+              "MPI_Irecv");
+      }
+    };
+    // Reduce-scatter: the other workers' parts of my chunk in, my parts of theirs out.
+    for (int r = 0; r < size; ++r) {
+      if (r == rank) continue;
+      post(false, part(r), my_length, r, 0);
+      post(true, data + begin(r), length(r), r, 0);
+    }
+    wait_all(requests, peers, timeout, what);
+    for (int64_t j = 0; j < my_length; ++j) {
+      T total = rank == 0 ? data[mine + j] : part(0)[j];
+      for (int r = 1; r < size; ++r) total += r == rank ? data[mine + j] : part(r)[j];
+      data[mine + j] = total;
+    }
+    // All-gather: my summed chunk to everyone, theirs into place (my sends above completed).
+    requests.clear();
+    peers.clear();
+    for (int r = 0; r < size; ++r) {
+      if (r == rank) continue;
+      post(false, data + begin(r), length(r), r, 1);
+      post(true, data + mine, my_length, r, 1);
+    }
+    wait_all(requests, peers, timeout, what);
+  }
+
+  void broadcast(char* data, int64_t bytes, double timeout) {
+    ++sequence;
+    if (bytes > INT32_MAX) {
+      throw InvalidArgument(str_cat("broadcast_from_chief: ", bytes, " bytes exceed one message"));
+    }
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;
+    if (rank == 0) {
+      for (int r = 1; r < size; ++r) {
+        requests.emplace_back();
+        peers.push_back(r);
+        check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, r, tag(), comm, &requests.back()),
+              "MPI_Isend");
+      }
+    } else {
+      requests.emplace_back();
+      peers.push_back(0);
+      check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, 0, tag(), comm, &requests.back()),
+            "MPI_Irecv");
+    }
+    wait_all(requests, peers, timeout, "broadcast_from_chief");
+  }
+};
+
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const MultiWorkerOptions& options)
+    : Strategy(options.local_replicas, options.threads),
+      comm_(std::make_unique<Comm>()),
+      timeout_seconds_(options.collective_timeout_seconds) {
+  if (!(options.collective_timeout_seconds > 0)) {
+    throw InvalidArgument(
+        str_cat("MultiWorkerMirroredStrategy: collective timeout must be > 0 s, got ",
+                options.collective_timeout_seconds));
+  }
+  ensure_mpi_initialised();
+  // A communicator of our own, returning errors instead of aborting inside MPI, so a failure
+  // becomes a sluice error naming the worker.
+  comm_->check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_->comm), "MPI_Comm_dup");
+  comm_->check(MPI_Comm_set_errhandler(comm_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  comm_->check(MPI_Comm_size(comm_->comm, &comm_->size), "MPI_Comm_size");
+  comm_->check(MPI_Comm_rank(comm_->comm, &comm_->rank), "MPI_Comm_rank");
+  set_cluster(comm_->size, comm_->rank);
+}
+
+MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
+  // Leaving because of an error: the other workers may be waiting in a collective with this one.
+  if (std::uncaught_exceptions() > 0) g_abort_at_exit = true;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_->comm != MPI_COMM_NULL && !finalized && !g_abort_at_exit) MPI_Comm_free(&comm_->comm);
+}
+
+void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Tensor>& tensors) {
+  if (num_workers() == 1) return;
+  int64_t total = 0;
+  for (const Tensor& t : tensors) {
+    if (t.dtype() != DType::kFloat32) {
+      throw InvalidArgument(str_cat("all_reduce_across_workers: only float32 is reduced, got ",
+                                    dtype_name(t.dtype())));
+    }
+    total += t.num_elements();
+  }
+  // Large tensors are summed in place, without a copy; the small ones are packed into one
+  // message, since per-message latency dominates for them. Every worker makes the same split.
+  constexpr int64_t kInPlace = int64_t{1} << 18;
+  std::vector<float>& packed = comm_->packed;
+  packed.clear();
+  for (const Tensor& t : tensors) {
+    if (t.num_elements() >= kInPlace) continue;
+    const float* v = static_cast<const float*>(t.raw_data());
+    packed.insert(packed.end(), v, v + t.num_elements());
+  }
+  if (!packed.empty() || total == 0) {
+    comm_->sum(packed.data(), static_cast<int64_t>(packed.size()), MPI_FLOAT, timeout_seconds_,
+               "all_reduce_across_workers");
+  }
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    float* v = static_cast<float*>(const_cast<Tensor&>(t).raw_data());
+    if (t.num_elements() >= kInPlace) {
+      comm_->sum(v, t.num_elements(), MPI_FLOAT, timeout_seconds_, "all_reduce_across_workers");
+    } else {
+      std::memcpy(v, packed.data() + offset, t.byte_size());
+      offset += t.num_elements();
+    }
+  }
+}
+
+void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>& values) {
+  if (num_workers() == 1) return;
+  comm_->sum(values.data(), static_cast<int64_t>(values.size()), MPI_DOUBLE, timeout_seconds_,
+             values.empty() ? "barrier" : "all_reduce_across_workers");
+}
+
+void MultiWorkerMirroredStrategy::broadcast_from_chief(const std::vector<Tensor>& tensors) {
+  if (num_workers() == 1) return;
+  int64_t total = 0;
+  for (const Tensor& t : tensors) {
+    if (t.dtype() == DType::kString) {
+      throw InvalidArgument("broadcast_from_chief: string tensors are not broadcast");
+    }
+    total += static_cast<int64_t>(t.byte_size());
+  }
+  std::vector<char> packed(static_cast<size_t>(total));
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    std::memcpy(packed.data() + offset, t.raw_data(), t.byte_size());
+    offset += static_cast<int64_t>(t.byte_size());
+  }
+  comm_->broadcast(packed.data(), total, timeout_seconds_);
+  offset = 0;
+  for (const Tensor& t : tensors) {
+    std::memcpy(const_cast<Tensor&>(t).raw_data(), packed.data() + offset, t.byte_size());
+    offset += static_cast<int64_t>(t.byte_size());
+  }
+}
+
+}  // namespace sluice

@@ -1,0 +1,274 @@
+// Smoke tests of the example programs (apps/examples/): each runs on a tiny data set the test
+// writes — JPEG class folders, a zip of them, Fashion-MNIST-shaped IDX files — with flags for a
+// few steps, and must exit 0 with its summary line last. Also the prediction grid they share with
+// `sluice predict --grid`.
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/prediction_grid.h"
+#include "core/errors.h"
+#include "formats/jpeg.h"
+#include "formats/png.h"
+#include "tests/formats/testing.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A w×h RGB image of one colour with a diagonal stripe, so JPEG has some detail to code.
+Tensor picture(int64_t h, int64_t w, uint8_t r, uint8_t g, uint8_t b) {
+  Tensor t(DType::kUInt8, Shape{h, w, 3});
+  uint8_t* p = t.data<uint8_t>();
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x, p += 3) {
+      const bool stripe = (x + y) % 8 < 2;
+      p[0] = stripe ? 255 : r, p[1] = stripe ? 255 : g, p[2] = stripe ? 255 : b;
+    }
+  }
+  return t;
+}
+
+// Writes a zip of `files` (member name -> bytes).
+void write_zip(const std::string& path,
+               const std::vector<std::pair<std::string, std::string>>& files) {
+  archive* a = archive_write_new();
+  archive_write_set_format_zip(a);
+  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK) << archive_error_string(a);
+  for (const auto& [name, data] : files) {
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, name.c_str());
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
+    ASSERT_EQ(archive_write_data(a, data.data(), data.size()),
+              static_cast<la_ssize_t>(data.size()));
+    archive_entry_free(e);
+  }
+  ASSERT_EQ(archive_write_close(a), ARCHIVE_OK);
+  archive_write_free(a);
+}
+
+void write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  ASSERT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())),
+            static_cast<int>(bytes.size()));
+  ASSERT_EQ(gzclose(f), Z_OK);
+}
+
+std::string big_endian(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+
+// {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz with n 28×28 images whose brightness follows
+// their label (0..9), as fashion_mnist(split, dir) reads them.
+void write_fashion_split(const fs::path& dir, const std::string& stem, int n) {
+  std::string images = big_endian(0x803) + big_endian(n) + big_endian(28) + big_endian(28);
+  std::string labels = big_endian(0x801) + big_endian(n);
+  for (int i = 0; i < n; ++i) {
+    const int label = i % 10;
+    for (int p = 0; p < 28 * 28; ++p) images += static_cast<char>((label * 25 + p % 7) & 0xff);
+    labels += static_cast<char>(label);
+  }
+  write_gzip((dir / (stem + "-images-idx3-ubyte.gz")).string(), images);
+  write_gzip((dir / (stem + "-labels-idx1-ubyte.gz")).string(), labels);
+}
+
+struct ExampleRun {
+  int exit_code = -1;
+  std::string output;     // stdout and stderr.
+  std::string last_line;  // The last non-empty line.
+};
+
+// Runs an example binary with `args` in `cwd`.
+ExampleRun run_example(const std::string& name, const std::string& args, const fs::path& cwd) {
+  const std::string command = "cd '" + cwd.string() + "' && '" +
+                              (fs::path(SLUICE_EXAMPLES_DIR) / name).string() + "' " + args +
+                              " 2>&1";
+  ExampleRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::istringstream lines(run.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \r") != std::string::npos) run.last_line = line;
+  }
+  return run;
+}
+
+class ExamplesTest : public testing::TempDirTest {
+ protected:
+  fs::path fashion_dir(int train_examples = 64) {
+    const fs::path dir = dir_ / "fashion";
+    fs::create_directories(dir);
+    write_fashion_split(dir, "train", train_examples);
+    write_fashion_split(dir, "t10k", 30);
+    return dir;
+  }
+};
+
+TEST_F(ExamplesTest, TfdataImagesIteratesBatchesOfTheRequestedShape) {
+  // OCT2017-style: train/<class>/*.jpeg, labels from the parent folder.
+  for (const char* cls : {"CNV", "DME", "NORMAL"}) {
+    fs::create_directories(dir_ / "OCT" / "train" / cls);
+    for (int i = 0; i < 4; ++i) {
+      testing::write_file((dir_ / "OCT" / "train" / cls / (std::to_string(i) + ".jpeg")).string(),
+                          encode_jpeg(picture(40, 48, static_cast<uint8_t>(60 * i), 90, 30)));
+    }
+  }
+  for (const char* fused : {"", " --fused"}) {
+    const ExampleRun run = run_example(
+        "tfdata_images",
+        "--files 'OCT/train/**/*.jpeg' --size 32 --batch 5 --batches 4" + std::string(fused), dir_);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("classes: 3 (CNV, DME, NORMAL)"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("image [5, 32, 32, 3], label [5, 3]"), std::string::npos)
+        << run.output;
+    EXPECT_TRUE(std::regex_match(
+        run.last_line, std::regex(R"(batches=4 images=20 seconds=\S+ images_per_sec=\d+)")))
+        << run.last_line;
+  }
+}
+
+TEST_F(ExamplesTest, TfdataImagesReportsAMissingFolder) {
+  const ExampleRun run =
+      run_example("tfdata_images", "--files 'nowhere/**/*.jpeg' --batches 1", dir_);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("No files matched pattern"), std::string::npos) << run.output;
+}
+
+TEST_F(ExamplesTest, CatsDogsTrainsFromAZipAndSavesKerasWeights) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const char* split : {"training_set", "test_set"}) {
+    for (const char* cls : {"cats", "dogs"}) {
+      const bool cat = std::string(cls) == "cats";
+      for (int i = 0; i < 4; ++i) {
+        files.push_back({std::string("dataset/") + split + "/" + cls + "/" + cls + "." +
+                             std::to_string(i) + ".jpg",
+                         encode_jpeg(picture(36, 40, cat ? 200 : 20, 60, cat ? 20 : 200))});
+      }
+    }
+  }
+  write_zip(path("cats_and_dogs.zip"), files);
+  const ExampleRun run =
+      run_example("cats_dogs",
+                  "--data cats_and_dogs.zip --epochs 2 --batch 4 --tpu local:2 --weights w.h5 "
+                  "--model-dir model",
+                  dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("Found 8 images belonging to 2 classes."), std::string::npos)
+      << run.output;
+  EXPECT_TRUE(std::regex_match(run.last_line,
+                               std::regex(R"(epochs=2 steps=4 val_accuracy=\S+ val_loss=\S+)")))
+      << run.last_line;
+  // An HDF5 file (its 8-byte signature), as Keras writes.
+  EXPECT_EQ(testing::read_file(path("w.h5")).substr(0, 8), std::string("\x89HDF\r\n\x1a\n", 8));
+}
+
+TEST_F(ExamplesTest, FashionReplicasShardsOverEightReplicasAndDrawsTheGrid) {
+  const fs::path data = fashion_dir();
+  const ExampleRun run = run_example(
+      "fashion_replicas",
+      "--data '" + data.string() + "' --replicas 8 --batch 4 --epochs 2 --grid grid.png", dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  // 64 examples over 8 replicas of 4: 2 steps per epoch.
+  EXPECT_NE(run.output.find("Epoch 2/2: 2 steps"), std::string::npos) << run.output;
+  EXPECT_TRUE(std::regex_match(run.last_line,
+                               std::regex(R"(replicas=8 epochs=2 lr=0.08 test_accuracy=\S+)")))
+      << run.last_line;
+  const Tensor grid = decode_png(testing::read_file(path("grid.png")));
+  EXPECT_EQ(grid.shape(), app::PredictionGrid().pixels().shape());
+}
+
+TEST_F(ExamplesTest, EstimatorMirroredTimesEachReplicaCountThenEvaluates) {
+  const fs::path data = fashion_dir();
+  const ExampleRun run = run_example(
+      "estimator_mirrored",
+      "--data '" + data.string() + "' --replicas 1,2 --batch 4 --steps 3 --model-dir model", dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("2 replica(s): 3 steps of 8 images"), std::string::npos) << run.output;
+  EXPECT_TRUE(std::regex_match(
+      run.last_line,
+      std::regex(R"(images_per_sec_1=\d+ images_per_sec_2=\d+ accuracy=\S+ loss=\S+)")))
+      << run.last_line;
+}
+
+TEST_F(ExamplesTest, TpuCustomLoopRunsOneStepAndMultipleStepsPerCall) {
+  const fs::path data = fashion_dir(/*train_examples=*/8);  // Its CNN is the heaviest.
+  const ExampleRun run = run_example(
+      "tpu_custom_loop",
+      "--data '" + data.string() + "' --tpu local:2 --batch 4 --epochs 1 --steps-per-execution 2",
+      dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(std::regex_match(
+      run.last_line, std::regex(R"(replicas=2 steps=4 steps_per_execution=2 )"
+                                R"(images_per_sec_one_step=\d+ images_per_sec_multi_step=\d+)")))
+      << run.last_line;
+}
+
+// --- The prediction grid ---------------------------------------------------------------------
+
+Tensor gray(int64_t h, int64_t w, float v) {
+  Tensor t(DType::kFloat32, Shape{h, w, 1});
+  for (float& x : t.values<float>()) x = v;
+  return t;
+}
+
+std::array<uint8_t, 3> pixel(const Tensor& image, int64_t y, int64_t x) {
+  const uint8_t* p = image.data<uint8_t>() + (y * image.dim(1) + x) * 3;
+  return {p[0], p[1], p[2]};
+}
+
+TEST(PredictionGridTest, FramesRightBlueWrongRedAndHoldsTwentyFiveCells) {
+  app::PredictionGrid grid;
+  EXPECT_EQ(grid.pixels().shape(), (Shape{5 * 78, 5 * 64, 3}));
+  EXPECT_TRUE(grid.add(gray(28, 28, 0.0f), 3, 3));               // Right: blue frame.
+  EXPECT_TRUE(grid.add(gray(28, 28, 1.0f), 3, 4));               // Wrong: red frame.
+  EXPECT_TRUE(grid.add(gray(200, 100, 0.5f), std::nullopt, 1));  // Larger than a cell: shrunk.
+  // The frame's top-left corner of cells 0 and 1 (x0 + 1, y0 + title + 1).
+  EXPECT_EQ(pixel(grid.pixels(), 15, 1), (std::array<uint8_t, 3>{30, 90, 220}));
+  EXPECT_EQ(pixel(grid.pixels(), 15, 65), (std::array<uint8_t, 3>{220, 40, 40}));
+  EXPECT_EQ(pixel(grid.pixels(), 15, 129), (std::array<uint8_t, 3>{220, 40, 40}));
+  // Image centres: black, white, mid gray; the shrunk image stays inside its cell.
+  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 32), (std::array<uint8_t, 3>{0, 0, 0}));
+  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 96), (std::array<uint8_t, 3>{255, 255, 255}));
+  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 160), (std::array<uint8_t, 3>{128, 128, 128}));
+  EXPECT_EQ(pixel(grid.pixels(), 78 + 14 + 32, 160), (std::array<uint8_t, 3>{255, 255, 255}));
+  for (int i = 3; i < 25; ++i) EXPECT_TRUE(grid.add(gray(8, 8, 0.2f), 0, 0));
+  EXPECT_TRUE(grid.full());
+  EXPECT_FALSE(grid.add(gray(8, 8, 0.2f), 0, 0));
+  EXPECT_EQ(grid.cells(), 25);
+}
+
+TEST(PredictionGridTest, WritesAPngAndRejectsNonImages) {
+  app::PredictionGrid grid;
+  grid.add(gray(28, 28, 0.5f), 1, 1);
+  const fs::path file = fs::temp_directory_path() / "sluice_prediction_grid_test.png";
+  grid.write_png(file.string());
+  EXPECT_TRUE(decode_png(testing::read_file(file.string())).equals(grid.pixels()));
+  fs::remove(file);
+  EXPECT_THROW(grid.add(Tensor(DType::kUInt8, Shape{4, 4, 3}), 0, 0), InvalidArgument);
+  EXPECT_THROW(grid.add(Tensor(DType::kFloat32, Shape{4}), 0, 0), InvalidArgument);
+  EXPECT_THROW(grid.write_png((file / "no" / "such" / "dir.png").string()), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace sluice

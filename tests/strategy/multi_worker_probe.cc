@@ -1,0 +1,107 @@
+// The MPI program multi_worker_test.cc starts under mpirun: each process joins a
+// MultiWorkerMirroredStrategy and prints what it sees, one fact a line ("key: value"), for the
+// test to compare across workers. Modes:
+//   collectives          cluster info, cross-worker sums and broadcast (as bit patterns), DATA
+//                        auto-sharding of range(12).batch(4), the InputContext.
+//   hang K | die K       worker 1 stops answering (sleeps) or exits abruptly before collective K;
+//                        the others must fail with a clear error instead of waiting.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "core/errors.h"
+#include "dataset/dataset.h"
+#include "strategy/multi_worker_mirrored_strategy.h"
+
+namespace sluice {
+namespace {
+
+std::string bits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", u);
+  return text;
+}
+
+std::string rows(const Tensor& t) {
+  std::string out;
+  for (int64_t v : t.values<int64_t>()) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
+void collectives(MultiWorkerMirroredStrategy& strategy) {
+  const int rank = strategy.worker_index();
+  std::cout << "workers: " << strategy.num_workers() << "\n"
+            << "replicas_in_sync: " << strategy.num_replicas_in_sync() << "\n"
+            << "chief_count: " << (strategy.is_chief() ? 1 : 0) << "\n";
+  // Values whose float sum depends on the order of addition, so a reduction that combined them
+  // differently on different workers would show.
+  Tensor t(DType::kFloat32, {4});
+  auto v = t.values<float>();
+  for (int i = 0; i < 4; ++i)
+    v[i] = 0.1f * float(rank + 1) + 1e-7f * float(i) + 3.3e7f * (rank == 0);
+  strategy.all_reduce_across_workers(std::vector<Tensor>{t});
+  std::string sum;
+  for (float x : v) sum += bits(x) + " ";
+  std::cout << "float_sum: " << sum << "\n";
+  std::vector<double> d{double(rank + 1), 0.5};
+  strategy.all_reduce_across_workers(d);
+  std::cout << "double_sum: " << d[0] << " " << d[1] << "\n";
+  Tensor b(DType::kFloat32, {3});
+  for (int i = 0; i < 3; ++i) b.values<float>()[i] = float(rank * 10 + i);
+  strategy.broadcast_from_chief({b});
+  std::cout << "broadcast: " << b.values<float>()[0] << " " << b.values<float>()[1] << " "
+            << b.values<float>()[2] << "\n";
+  strategy.barrier();
+  std::string shard;
+  auto it =
+      strategy.experimental_distribute_dataset(Dataset::range(12).batch(4), AutoShardPolicy::kData)
+          .make_iterator();
+  while (auto per_replica = it.next()) shard += "[" + rows((*per_replica)[0][0]) + "]";
+  std::cout << "data_shard_" << rank << ": " << shard << "\n";
+  strategy.distribute_datasets_from_function([&](const InputContext& context) {
+    std::cout << "input_context_" << rank << ": " << context.num_input_pipelines() << " "
+              << context.input_pipeline_id() << " " << context.num_replicas_in_sync() << "\n";
+    return Dataset::range(1);
+  });
+}
+
+void stop_at(MultiWorkerMirroredStrategy& strategy, bool die, int k) {
+  Tensor t(DType::kFloat32, {8});
+  for (int step = 0;; ++step) {
+    if (step == k && strategy.worker_index() == 1) {
+      if (die) std::_Exit(3);
+      std::this_thread::sleep_for(std::chrono::seconds(600));
+    }
+    strategy.all_reduce_across_workers(std::vector<Tensor>{t});
+  }
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  using namespace sluice;
+  const std::string mode = argc > 1 ? argv[1] : "";
+  try {
+    MultiWorkerMirroredStrategy strategy({.threads = 1, .collective_timeout_seconds = 5});
+    if (mode == "collectives") {
+      collectives(strategy);
+    } else if ((mode == "hang" || mode == "die") && argc > 2) {
+      stop_at(strategy, mode == "die", std::atoi(argv[2]));
+    } else {
+      std::cerr << "usage: multi_worker_probe collectives | hang K | die K\n";
+      return 2;
+    }
+  } catch (const Error& e) {
+    std::cerr << "error: " << error_code_name(e.code()) << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
