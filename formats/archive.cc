@@ -35,8 +35,8 @@ ArchiveReader::ArchiveReader(std::string path) : path_(std::move(path)), state_(
   archive_read_support_filter_all(state_->handle);
   archive_read_support_format_all(state_->handle);
   if (archive_read_open_filename(state_->handle, path_.c_str(), 64 << 10) != ARCHIVE_OK) {
-    throw InvalidArgument(str_cat("archive ", path_, ": cannot read: ",
-                                  archive_error_string(state_->handle)));
+    throw InvalidArgument(
+        str_cat("archive ", path_, ": cannot read: ", archive_error_string(state_->handle)));
   }
 }
 
@@ -44,7 +44,9 @@ ArchiveReader::~ArchiveReader() = default;
 ArchiveReader::ArchiveReader(ArchiveReader&&) noexcept = default;
 ArchiveReader& ArchiveReader::operator=(ArchiveReader&&) noexcept = default;
 
-int64_t ArchiveReader::compressed_offset() const { return archive_filter_bytes(state_->handle, -1); }
+int64_t ArchiveReader::compressed_offset() const {
+  return archive_filter_bytes(state_->handle, -1);
+}
 
 bool ArchiveReader::next(ArchiveEntry& out) {
   const int rc = archive_read_next_header(state_->handle, &state_->entry);
@@ -67,13 +69,19 @@ bool ArchiveReader::next(ArchiveEntry& out) {
     out.link_target = hard;
   } else {
     switch (archive_entry_filetype(e)) {
-      case AE_IFREG: out.type = ArchiveEntryType::kFile; break;
-      case AE_IFDIR: out.type = ArchiveEntryType::kDirectory; break;
+      case AE_IFREG:
+        out.type = ArchiveEntryType::kFile;
+        break;
+      case AE_IFDIR:
+        out.type = ArchiveEntryType::kDirectory;
+        break;
       case AE_IFLNK:
         out.type = ArchiveEntryType::kSymlink;
         if (const char* target = archive_entry_symlink(e)) out.link_target = target;
         break;
-      default: out.type = ArchiveEntryType::kOther; break;
+      default:
+        out.type = ArchiveEntryType::kOther;
+        break;
     }
   }
   state_->has_data = out.type == ArchiveEntryType::kFile;
@@ -83,8 +91,8 @@ bool ArchiveReader::next(ArchiveEntry& out) {
 size_t ArchiveReader::read_block(char* buffer, size_t size) {
   if (!state_->has_data) return 0;
   if (archive_entry_is_encrypted(state_->entry)) {
-    throw InvalidArgument(str_cat("archive ", path_, ": member ", state_->member,
-                                  " is encrypted (not supported)"));
+    throw InvalidArgument(
+        str_cat("archive ", path_, ": member ", state_->member, " is encrypted (not supported)"));
   }
   const la_ssize_t n = archive_read_data(state_->handle, buffer, size);
   if (n < 0) {
@@ -117,8 +125,8 @@ OrderedMemberReader::OrderedMemberReader(std::string archive_path,
   for (size_t i = 0; i < order_.size(); ++i) {
     int64_t& rank = rank_of_ordinal_[static_cast<size_t>(order_[i].ordinal)];
     if (rank >= 0) {
-      throw InvalidArgument(str_cat("archive ", path_, ": member ", order_[i].path,
-                                    " asked for twice"));
+      throw InvalidArgument(
+          str_cat("archive ", path_, ": member ", order_[i].path, " asked for twice"));
     }
     rank = static_cast<int64_t>(i);
   }
@@ -188,17 +196,18 @@ namespace {
 // A member path that stays inside the destination: relative, no "..", not empty.
 fs::path safe_relative(const std::string& archive, const std::string& member,
                        const std::string& what) {
-  if (member.empty()) throw InvalidArgument(str_cat("archive ", archive, ": member with an empty ", what));
+  if (member.empty())
+    throw InvalidArgument(str_cat("archive ", archive, ": member with an empty ", what));
   const fs::path p(member);
   if (p.is_absolute() || member.front() == '/') {
-    throw InvalidArgument(str_cat("archive ", archive, ": member ", member, ": absolute ", what,
-                                  " refused"));
+    throw InvalidArgument(
+        str_cat("archive ", archive, ": member ", member, ": absolute ", what, " refused"));
   }
   fs::path clean;
   for (const fs::path& part : p) {
     if (part == "..") {
-      throw InvalidArgument(str_cat("archive ", archive, ": member ", member, ": '..' in the ",
-                                    what, " refused"));
+      throw InvalidArgument(
+          str_cat("archive ", archive, ": member ", member, ": '..' in the ", what, " refused"));
     }
     if (part == "." || part.empty()) continue;
     clean /= part;
@@ -221,8 +230,30 @@ void refuse_links_on_the_way(const fs::path& root, const fs::path& relative,
     if (ec || status.type() == fs::file_type::not_found) return;
     if (status.type() == fs::file_type::symlink) {
       throw InvalidArgument(str_cat("archive ", archive, ": member ", member,
-                                    " goes through the symbolic link ", at.lexically_relative(root).string(),
-                                    ", refused"));
+                                    " goes through the symbolic link ",
+                                    at.lexically_relative(root).string(), ", refused"));
+    }
+  }
+}
+
+// Refuses a symbolic link that, with every member in place, resolves outside `root`. Each link
+// was checked lexically when created, but a target through another link ("l1/.." with l1 -> ".")
+// is resolved by the filesystem only, and what it means depends on the members after it.
+void refuse_links_leaving(const fs::path& root, const std::string& archive) {
+  const fs::path real_root = fs::weakly_canonical(root);
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (!it->is_symlink()) continue;
+    const fs::path target = fs::read_symlink(it->path());
+    std::error_code loop;  // A link loop resolves nowhere, so it cannot lead out either.
+    const fs::path resolved = fs::weakly_canonical(it->path().parent_path() / target, loop);
+    if (loop) continue;
+    const fs::path rel = resolved.lexically_relative(real_root);
+    if (rel.empty() || *rel.begin() == "..") {
+      throw InvalidArgument(str_cat("archive ", archive, ": member ",
+                                    it->path().lexically_relative(root).string(), " is a link to '",
+                                    target.string(), "', which leads out of the destination",
+                                    " (through other links), refused"));
     }
   }
 }
@@ -236,21 +267,22 @@ ExtractResult extract_archive(const std::string& archive_path, const std::string
     throw AlreadyExists(str_cat("extract: ", dir, " exists and is not an empty directory"));
   }
   ArchiveReader reader(archive_path);
-  const int64_t archive_bytes = std::max<int64_t>(1, static_cast<int64_t>(fs::file_size(archive_path, ec)));
+  const int64_t archive_bytes =
+      std::max<int64_t>(1, static_cast<int64_t>(fs::file_size(archive_path, ec)));
   fs::path target = fs::absolute(dir).lexically_normal();
   if (!target.has_filename()) target = target.parent_path();  // "out/" names "out".
-  const fs::path staging = target.parent_path() /
-                           str_cat(".", target.filename().string(), ".partial-", ::getpid());
+  const fs::path staging =
+      target.parent_path() / str_cat(".", target.filename().string(), ".partial-", ::getpid());
   fs::remove_all(staging, ec);
   fs::create_directories(staging);
   ExtractResult result;
+  ArchiveEntry entry;
   try {
-    ArchiveEntry entry;
     int64_t members = 0;
     while (reader.next(entry)) {
       if (++members > options.max_members) {
-        throw ResourceExhausted(str_cat("archive ", archive_path, ": more than ",
-                                        options.max_members, " members"));
+        throw ResourceExhausted(
+            str_cat("archive ", archive_path, ": more than ", options.max_members, " members"));
       }
       const fs::path relative = safe_relative(archive_path, entry.path, "path");
       refuse_links_on_the_way(staging, relative, archive_path, entry.path);
@@ -281,8 +313,10 @@ ExtractResult extract_archive(const std::string& archive_path, const std::string
           continue;
         }
         case ArchiveEntryType::kHardlink: {
-          const fs::path source = staging / safe_relative(archive_path, entry.link_target, "link target");
-          refuse_links_on_the_way(staging, source.lexically_relative(staging), archive_path, entry.path);
+          const fs::path source =
+              staging / safe_relative(archive_path, entry.link_target, "link target");
+          refuse_links_on_the_way(staging, source.lexically_relative(staging), archive_path,
+                                  entry.path);
           fs::create_directories(out.parent_path());
           fs::create_hard_link(source, out);
           ++result.files;
@@ -304,21 +338,29 @@ ExtractResult extract_archive(const std::string& archive_path, const std::string
         if (result.bytes > options.ratio_grace_bytes &&
             static_cast<double>(result.bytes) >
                 options.max_ratio * static_cast<double>(archive_bytes)) {
-          throw ResourceExhausted(str_cat("archive ", archive_path, ": member ", entry.path,
-                                          " expands the ", archive_bytes,
-                                          "-byte archive more than ", options.max_ratio,
-                                          " times (a decompression bomb?)"));
+          throw ResourceExhausted(str_cat(
+              "archive ", archive_path, ": member ", entry.path, " expands the ", archive_bytes,
+              "-byte archive more than ", options.max_ratio, " times (a decompression bomb?)"));
         }
         file.write(data, static_cast<std::streamsize>(n));
       });
       file.close();
       if (!file) throw Internal(str_cat("extract: writing ", out.string(), " failed"));
-      fs::permissions(out, static_cast<fs::perms>(entry.mode & 0755) | fs::perms::owner_read |
-                               fs::perms::owner_write, ec);
+      fs::permissions(out,
+                      static_cast<fs::perms>(entry.mode & 0755) | fs::perms::owner_read |
+                          fs::perms::owner_write,
+                      ec);
       ++result.files;
     }
+    refuse_links_leaving(staging, archive_path);
     if (fs::exists(target, ec)) fs::remove(target);  // Checked empty above.
     fs::rename(staging, target);
+  } catch (const fs::filesystem_error& e) {
+    // The filesystem's own refusals (a member under a path that is a file, a hard link to a
+    // directory or to nothing) come from the archive: name the member, not the staging path.
+    fs::remove_all(staging, ec);
+    throw InvalidArgument(str_cat("archive ", archive_path, ": member ", entry.path,
+                                  " cannot be extracted: ", e.code().message()));
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;
