@@ -26,10 +26,11 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS) -LE install
 
-# ThreadSanitizer over the engine's tests (tests/tsan.supp explains what it cannot see).
+# ThreadSanitizer over the engine's and the strategies' tests (tests/tsan.supp explains what it
+# cannot see).
 test-tsan: deps
 	cmake --preset tsan
-	cmake --build --preset tsan -j $(JOBS) --target dataset_test
+	cmake --build --preset tsan -j $(JOBS) --target dataset_test strategy_test
 	ctest --preset tsan -L engine
 
 bench: build

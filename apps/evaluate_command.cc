@@ -1,6 +1,4 @@
 // `sluice evaluate`: evaluates the latest checkpoint of a model_dir written by `sluice train`.
-#include <oneapi/tbb/global_control.h>
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -8,6 +6,7 @@
 #include "apps/commands.h"
 #include "apps/model_setup.h"
 #include "apps/report.h"
+#include "apps/thread_budget.h"
 #include "apps/train_data.h"
 #include "estimator/estimator.h"
 
@@ -23,11 +22,7 @@ struct EvaluateFlags {
 };
 
 void run_evaluate(const EvaluateFlags& flags) {
-  std::unique_ptr<oneapi::tbb::global_control> limit;
-  if (flags.threads > 0) {
-    limit = std::make_unique<oneapi::tbb::global_control>(
-        oneapi::tbb::global_control::max_allowed_parallelism, static_cast<size_t>(flags.threads));
-  }
+  const auto limit = limit_threads(flags.threads);
   ModelChoice choice = load_model_choice(flags.model_dir);
   if (!flags.data.empty()) choice.data = flags.data;
   if (flags.batch > 0) choice.batch = flags.batch;
@@ -54,7 +49,8 @@ void add_evaluate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "evaluate", "Evaluate the latest checkpoint of a model_dir written by `sluice train`");
   cmd->add_option("--model-dir", flags->model_dir, "the directory train wrote")->required();
-  cmd->add_option("--data", flags->data, "data to evaluate on (default: the training data's test split)");
+  cmd->add_option("--data", flags->data,
+                  "data to evaluate on (default: the training data's test split)");
   cmd->add_option("--batch", flags->batch, "batch size (default: the training batch)");
   cmd->add_option("--threads", flags->threads, "thread budget (default: all cores)");
   cmd->add_flag("--json", flags->json, "print the last line as one JSON object");

@@ -52,9 +52,13 @@ ModelSpec make_model_spec(const ModelChoice& choice) {
     throw InvalidArgument("--optimizer " + choice.optimizer + ": expected sgd, adam or rmsprop");
   }
   if (is_preset(choice.model)) {
-    return ModelSpec{make_preset(choice.model, choice.seed),
-                     Loss(preset_loss_name(choice.model), preset_from_logits(choice.model)),
-                     std::move(optimizer), {"accuracy"}};
+    ModelSpec spec{make_preset(choice.model, choice.seed),
+                   Loss(preset_loss_name(choice.model), preset_from_logits(choice.model)),
+                   std::move(optimizer),
+                   {"accuracy"}};
+    // Replicas of a distribution strategy are built the same way.
+    spec.model_fn = [name = choice.model, seed = choice.seed] { return make_preset(name, seed); };
+    return spec;
   }
   std::ifstream in(choice.model);
   if (!in) {
@@ -70,22 +74,32 @@ ModelSpec make_model_spec(const ModelChoice& choice) {
     throw InvalidArgument("--model " + choice.model +
                           ": the Keras JSON gives no input shape (add batch_input_shape)");
   }
-  return ModelSpec{std::move(model), Loss("sparse_categorical_crossentropy"), std::move(optimizer),
-                   {"accuracy"}};
+  ModelSpec spec{std::move(model),
+                 Loss("sparse_categorical_crossentropy"),
+                 std::move(optimizer),
+                 {"accuracy"}};
+  spec.model_fn = [document = json.str(), seed = choice.seed] {
+    return model_from_json(document, seed);
+  };
+  return spec;
 }
 
 void save_model_choice(const std::string& model_dir, const ModelChoice& choice) {
   std::filesystem::create_directories(model_dir);
   // A JSON model is referred to by absolute path so evaluate works from another directory.
-  const std::string model = is_preset(choice.model)
-                                ? choice.model
-                                : std::filesystem::absolute(choice.model).string();
-  const nlohmann::json j = {{"model", model},          {"optimizer", choice.optimizer},
+  const std::string model =
+      is_preset(choice.model) ? choice.model : std::filesystem::absolute(choice.model).string();
+  const nlohmann::json j = {{"model", model},
+                            {"optimizer", choice.optimizer},
                             {"learning_rate", choice.learning_rate},
-                            {"momentum", choice.momentum}, {"seed", choice.seed},
-                            {"schedule", choice.schedule}, {"decay_steps", choice.decay_steps},
-                            {"data", choice.data},     {"batch", choice.batch}};
-  write_file_atomically((std::filesystem::path(model_dir) / kChoiceFile).string(), j.dump(2) + "\n");
+                            {"momentum", choice.momentum},
+                            {"seed", choice.seed},
+                            {"schedule", choice.schedule},
+                            {"decay_steps", choice.decay_steps},
+                            {"data", choice.data},
+                            {"batch", choice.batch}};
+  write_file_atomically((std::filesystem::path(model_dir) / kChoiceFile).string(),
+                        j.dump(2) + "\n");
 }
 
 ModelChoice load_model_choice(const std::string& model_dir) {
@@ -93,7 +107,8 @@ ModelChoice load_model_choice(const std::string& model_dir) {
   std::ifstream in(path);
   if (!in) {
     throw NotFound("no " + std::string(kChoiceFile) + " in --model-dir " + model_dir +
-                   ": train a model into it first with `sluice train --model-dir " + model_dir + "`");
+                   ": train a model into it first with `sluice train --model-dir " + model_dir +
+                   "`");
   }
   try {
     const nlohmann::json j = nlohmann::json::parse(in);

@@ -1,26 +1,34 @@
 // `sluice train`: trains a model on a dataset with the Estimator, epoch by epoch with Keras-style
 // progress, then evaluates it on the test split.
-#include <oneapi/tbb/global_control.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apps/commands.h"
 #include "apps/model_setup.h"
 #include "apps/report.h"
+#include "apps/thread_budget.h"
 #include "apps/train_data.h"
 #include "core/errors.h"
 #include "core/random.h"
 #include "estimator/basic_session_run_hooks.h"
 #include "estimator/checkpoint.h"
 #include "estimator/estimator.h"
+#include "estimator/profiler_hook.h"
 #include "estimator/progress_hook.h"
 #include "model/keras_weights.h"
+#include "model/mixed_precision.h"
+#include "strategy/auto_shard.h"
+#include "strategy/mirrored_strategy.h"
+#include "strategy/multi_worker_mirrored_strategy.h"
+#include "strategy/one_device_strategy.h"
+#include "strategy/tpu_strategy.h"
 
 namespace sluice::app {
 namespace {
@@ -33,7 +41,69 @@ struct TrainFlags {
   int threads = 0;
   bool json = false;
   std::string export_path;
+  std::string profile_dir;
+  bool augment = false;
+  std::string strategy;         // "" (none), one, mirrored[:N], multiworker[:N].
+  double worker_timeout = 300;  // multiworker: seconds a collective waits for the others.
+  int64_t steps_per_execution = 1;
+  std::string mixed_precision = "float32";  // The global policy of the model's layers.
 };
+
+// --strategy: one | mirrored[:N] (N replicas, default 2), all on the --threads budget.
+// multiworker[:N]: one worker per process under mpirun, N local replicas each (default 1).
+std::shared_ptr<Strategy> make_strategy(const std::string& spec, int threads,
+                                        double worker_timeout = 300) {
+  if (spec.empty()) return nullptr;
+  if (spec.rfind("multiworker", 0) == 0) {
+    int replicas = 1;
+    const std::string count = spec.size() > 12 ? spec.substr(12) : "";
+    size_t used = 0;
+    try {
+      if (!count.empty()) replicas = std::stoi(count, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if ((spec.size() > 11 && (spec[11] != ':' || count.empty())) || used != count.size() ||
+        replicas < 1) {
+      throw InvalidArgument("--strategy " + spec + ": expected multiworker[:N] with N >= 1");
+    }
+    return std::make_shared<MultiWorkerMirroredStrategy>(
+        MultiWorkerOptions{.local_replicas = replicas,
+                           .threads = threads,
+                           .collective_timeout_seconds = worker_timeout});
+  }
+  if (spec == "one") return std::make_shared<OneDeviceStrategy>(threads);
+  // tpu[:N]: a simulated local TPU system of N cores; plain "tpu" resolves as the tutorials'
+  // TPUClusterResolver() does (TPU_NAME, SLUICE_TPU_CORES, else 8 cores).
+  if (spec == "tpu") return std::make_shared<TPUStrategy>(TPUClusterResolver(), threads);
+  if (spec.rfind("tpu:", 0) == 0) {
+    std::optional<TPUClusterResolver> resolver;
+    try {
+      resolver.emplace("local:" + spec.substr(4));
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument("--strategy " + spec + ": expected tpu:N with N >= 1 TPU cores");
+    }
+    return std::make_shared<TPUStrategy>(*resolver, threads);
+  }
+  if (spec.rfind("mirrored", 0) == 0) {
+    int replicas = 2;
+    if (spec.size() > 8) {
+      const std::string count = spec.substr(9);
+      size_t used = 0;
+      try {
+        replicas = spec[8] == ':' ? std::stoi(count, &used) : 0;
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (spec[8] != ':' || used != count.size() || replicas < 1) {
+        throw InvalidArgument("--strategy " + spec + ": expected mirrored:N with N >= 1");
+      }
+    }
+    return std::make_shared<MirroredStrategy>(replicas, threads);
+  }
+  throw InvalidArgument("--strategy " + spec +
+                        ": expected one, mirrored[:N], tpu[:N] or multiworker[:N]");
+}
 
 // The global step of the newest readable checkpoint in `dir` (0 when there is none).
 int64_t restored_step(const std::string& dir) {
@@ -45,18 +115,22 @@ int64_t restored_step(const std::string& dir) {
 void run_train(const TrainFlags& flags) {
   using Clock = std::chrono::steady_clock;
   const auto wall_start = Clock::now();
-  std::unique_ptr<oneapi::tbb::global_control> limit;
-  if (flags.threads > 0) {
-    // The model's parallel loops run in TBB's default arena: cap it with the pipeline's budget.
-    limit = std::make_unique<oneapi::tbb::global_control>(
-        oneapi::tbb::global_control::max_allowed_parallelism, static_cast<size_t>(flags.threads));
-  }
+  const auto limit = limit_threads(flags.threads);
   if (flags.epochs <= 0) throw InvalidArgument("--epochs must be > 0");
   if (flags.steps < 0) throw InvalidArgument("--steps must be > 0");
 
-  const TrainData data = open_train_data(flags.choice.data, flags.choice.batch, kAutotune);
-  const int64_t steps_per_epoch = (data.train_examples + flags.choice.batch - 1) / flags.choice.batch;
-  if (steps_per_epoch <= 0) throw InvalidArgument("--data " + data.name + " has no training examples");
+  // A TPU takes only static shapes: every batch full, the partial last one dropped.
+  const bool tpu = flags.strategy.rfind("tpu", 0) == 0;
+  TrainData data =
+      open_train_data(flags.choice.data, flags.choice.batch, kAutotune, flags.augment, tpu);
+  const int64_t steps_per_epoch =
+      tpu ? data.train_examples / flags.choice.batch
+          : (data.train_examples + flags.choice.batch - 1) / flags.choice.batch;
+  if (steps_per_epoch <= 0) {
+    throw InvalidArgument(
+        "--data " + data.name +
+        (tpu ? " has fewer training examples than one --batch" : " has no training examples"));
+  }
   const int64_t total_steps = flags.steps > 0 ? flags.steps : flags.epochs * steps_per_epoch;
   const int64_t epochs = (total_steps + steps_per_epoch - 1) / steps_per_epoch;
 
@@ -65,40 +139,85 @@ void run_train(const TrainFlags& flags) {
   config.tf_random_seed = flags.choice.seed;
   config.save_checkpoints_secs = 600;
   config.keep_checkpoint_max = 5;
+  config.steps_per_execution = flags.steps_per_execution;
   if (flags.threads > 0) config.input_options.threads = flags.threads;
+  config.train_distribute = make_strategy(flags.strategy, flags.threads, flags.worker_timeout);
+  if (config.train_distribute && config.train_distribute->num_workers() > 1) {
+    // Multi-worker: every worker reads the same global batches and keeps its slice (DATA
+    // auto-sharding), so N workers see what N mirrored replicas would. Only the chief prints;
+    // errors still reach every worker's stderr.
+    const int workers = config.train_distribute->num_workers();
+    const int index = config.train_distribute->worker_index();
+    data.train = [train = data.train, workers, index](uint64_t seed) -> InputFn {
+      return
+          [fn = train(seed), workers, index] { return shard_global_batches(fn(), workers, index); };
+    };
+    if (!config.train_distribute->is_chief() && std::freopen("/dev/null", "w", stdout) == nullptr) {
+      throw Internal("cannot silence the output of worker " + std::to_string(index));
+    }
+  }
+  config.eval_distribute = config.train_distribute;
   ModelChoice choice = flags.choice;
   choice.decay_steps = total_steps;
+  // Layers take the policy when they are made: the Estimator's model and every replica's.
+  set_global_policy(Policy(flags.mixed_precision));
   Estimator estimator(make_model_spec(choice), config);
-  save_model_choice(estimator.model_dir(), choice);
+  if (!config.train_distribute || config.train_distribute->is_chief()) {
+    save_model_choice(estimator.model_dir(), choice);
+  }
 
-  std::printf("Training %s on %s: %lld examples, batch %lld, %lld steps/epoch, %s lr %g (%s), "
-              "model_dir %s\n",
-              flags.choice.model.c_str(), data.name.c_str(),
-              static_cast<long long>(data.train_examples), static_cast<long long>(flags.choice.batch),
-              static_cast<long long>(steps_per_epoch), flags.choice.optimizer.c_str(),
-              effective_learning_rate(flags.choice),
-              choice.schedule == "cosine" || (choice.schedule == "auto" && choice.optimizer == "adam")
-                  ? "cosine decay"
-                  : "constant",
-              estimator.model_dir().c_str());
+  std::printf(
+      "Training %s on %s: %lld examples, batch %lld, %lld steps/epoch, %s lr %g (%s), "
+      "model_dir %s\n",
+      flags.choice.model.c_str(), data.name.c_str(), static_cast<long long>(data.train_examples),
+      static_cast<long long>(flags.choice.batch), static_cast<long long>(steps_per_epoch),
+      flags.choice.optimizer.c_str(), effective_learning_rate(flags.choice),
+      choice.schedule == "cosine" || (choice.schedule == "auto" && choice.optimizer == "adam")
+          ? "cosine decay"
+          : "constant",
+      estimator.model_dir().c_str());
+  if (config.train_distribute) {
+    std::printf("Distribution: %s, %d replica(s) in sync on %d thread(s)\n",
+                std::string(config.train_distribute->name()).c_str(),
+                config.train_distribute->num_replicas_in_sync(),
+                config.train_distribute->num_threads());
+  }
   std::fflush(stdout);
 
   const bool interactive = progress_output_is_interactive(stdout);
   const int64_t start_step = restored_step(estimator.model_dir());
-  double train_seconds = 0;
+  double train_seconds = 0, step_seconds = 0, input_wait_seconds = 0;
   int64_t examples = 0;
+  std::unique_ptr<ProfilerHook> profiler;
+  if (!flags.profile_dir.empty()) {
+    profiler = std::make_unique<ProfilerHook>(
+        ProfilerHookOptions{.save_steps = steps_per_epoch, .output_dir = flags.profile_dir});
+  }
   for (int64_t epoch = start_step / steps_per_epoch; epoch < epochs; ++epoch) {
     const int64_t last_step = std::min(total_steps, (epoch + 1) * steps_per_epoch);
-    ProgressBarHook progress({.title = "Epoch " + std::to_string(epoch + 1) + "/" +
-                                       std::to_string(epochs),
-                              .target_steps = last_step - epoch * steps_per_epoch,
-                              .interactive = interactive});
+    ProgressBarHook progress(
+        {.title = "Epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs),
+         .target_steps = last_step - epoch * steps_per_epoch,
+         .interactive = interactive});
     TimeHistoryHook history;
-    // Each epoch reshuffles with its own seed, so a resumed run sees the order a straight one would.
-    estimator.train(data.train(mix_seed(flags.choice.seed, static_cast<uint64_t>(epoch))),
-                    {&progress, &history}, std::nullopt, last_step);
+    std::vector<SessionRunHook*> hooks{&progress, &history};
+    if (profiler) hooks.push_back(profiler.get());
+    // Each epoch reshuffles with its own seed, so a resumed run sees the order a straight one
+    // would.
+    estimator.train(data.train(mix_seed(flags.choice.seed, static_cast<uint64_t>(epoch))), hooks,
+                    std::nullopt, last_step);
     train_seconds += history.total_seconds();
     examples += history.examples();
+    step_seconds +=
+        std::accumulate(history.step_seconds().begin(), history.step_seconds().end(), 0.0);
+    input_wait_seconds += history.input_wait_seconds();
+  }
+  if (step_seconds > 0) {
+    std::printf("input wait: %.1f%% of step time\n", 100.0 * input_wait_seconds / step_seconds);
+  }
+  if (profiler && !profiler->written().empty()) {
+    std::printf("profile: %zu Chrome trace file(s) in %s (open in Perfetto or chrome://tracing)\n",
+                profiler->written().size(), flags.profile_dir.c_str());
   }
   const EvalResult test = estimator.evaluate(data.test);
   std::printf("test: loss %.4f - accuracy %.4f (global step %lld)\n", test.at("loss"),
@@ -125,16 +244,18 @@ void run_train(const TrainFlags& flags) {
 void add_train_command(CLI::App& app) {
   auto flags = std::make_shared<TrainFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "train", "Train a model with the Estimator, then evaluate it on the test split "
-               "(default: fashion-cnn on Fashion-MNIST, Adam lr 0.004 with cosine decay, 3 epochs; "
-               "the tutorial's recipe, SGD lr 0.01 momentum 0.5, is --optimizer sgd)");
+      "train",
+      "Train a model with the Estimator, then evaluate it on the test split "
+      "(default: fashion-cnn on Fashion-MNIST, Adam lr 0.004 with cosine decay, 3 epochs; "
+      "the tutorial's recipe, SGD lr 0.01 momentum 0.5, is --optimizer sgd)");
   cmd->add_option("--data", flags->choice.data,
                   "fashion-mnist, or an image folder (class sub-folders; train/ and test/ "
                   "sub-folders as splits) or a zip/tar of one")
       ->capture_default_str();
   cmd->add_option("--model", flags->choice.model, "preset name or Keras JSON file")
       ->capture_default_str();
-  cmd->add_option("--epochs", flags->epochs, "passes over the training data")->capture_default_str();
+  cmd->add_option("--epochs", flags->epochs, "passes over the training data")
+      ->capture_default_str();
   cmd->add_option("--steps", flags->steps, "total global steps instead of --epochs");
   cmd->add_option("--batch", flags->choice.batch, "batch size")->capture_default_str();
   cmd->add_option("--optimizer", flags->choice.optimizer, "sgd | adam | rmsprop")
@@ -151,8 +272,36 @@ void add_train_command(CLI::App& app) {
                   "checkpoint (default: a new temporary directory)");
   cmd->add_option("--seed", flags->choice.seed, "seed of initialisation and shuffling")
       ->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "thread budget (default: all cores)");
+  cmd->add_option("--threads", flags->threads,
+                  "the whole process's thread budget: input pipeline, model and replicas "
+                  "(default: all cores)");
+  cmd->add_option("--strategy", flags->strategy,
+                  "distribution strategy: one | mirrored[:N] (N replicas sharing --threads, "
+                  "default 2; each global --batch is split across them) | multiworker[:N] (one "
+                  "worker per process under mpirun, N replicas each, default 1; every worker reads "
+                  "the data and keeps its slice of each global batch; only worker 0 writes "
+                  "checkpoints and prints) | tpu[:N] (TPUStrategy: N simulated TPU cores, default "
+                  "8, on --threads; batches are static: a partial last one is dropped); default: "
+                  "none");
+  cmd->add_option("--mixed-precision", flags->mixed_precision,
+                  "float32 | mixed_bfloat16 (Keras' policy, the TPU's numerics: bfloat16 "
+                  "activations and matrix-product inputs, float32 accumulation and weights)")
+      ->capture_default_str();
+  cmd->add_option("--steps-per-execution", flags->steps_per_execution,
+                  "training steps per execution (Keras' steps_per_execution): hooks and the "
+                  "progress bar see one update per K steps")
+      ->capture_default_str();
+  cmd->add_option("--worker-timeout", flags->worker_timeout,
+                  "multiworker: seconds a worker waits for the others in a collective before it "
+                  "fails naming the missing worker")
+      ->capture_default_str();
   cmd->add_option("--export", flags->export_path, "write the trained weights as Keras HDF5");
+  cmd->add_option("--profile", flags->profile_dir,
+                  "write Chrome traces of the train steps and input pipeline stages here "
+                  "(timeline-<step>.json, one per epoch)");
+  cmd->add_flag("--augment", flags->augment,
+                "augment training images as Keras' ImageDataGenerator(shear_range=0.2, "
+                "zoom_range=0.2, horizontal_flip=True)");
   cmd->add_flag("--json", flags->json, "print the last line as one JSON object");
   cmd->callback([flags] { run_train(*flags); });
 }

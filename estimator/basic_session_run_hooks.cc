@@ -33,9 +33,10 @@ void LoggingHook::after_run(SessionRunContext&, const SessionRunValues& values) 
   if (!timer_.should_trigger_for_step(iteration)) return;
   const auto elapsed = timer_.update_last_triggered_step(iteration);
   if (!out_) return;
-  std::string line = "loss = " + format_number(values.loss) +
-                     ", step = " + std::to_string(values.global_step);
-  for (const auto& [name, value] : values.metrics) line += ", " + name + " = " + format_number(value);
+  std::string line =
+      "loss = " + format_number(values.loss) + ", step = " + std::to_string(values.global_step);
+  for (const auto& [name, value] : values.metrics)
+    line += ", " + name + " = " + format_number(value);
   if (elapsed) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), " (%.3f sec)", elapsed->first);
@@ -79,7 +80,9 @@ void CheckpointSaverHook::begin() {
 
 void CheckpointSaverHook::save(Session& session) {
   const int64_t step = session.global_step();
-  if (log_) *log_ << "Saving checkpoints for " << step << " into " << session.model_dir() << "/model.ckpt.\n";
+  if (log_)
+    *log_ << "Saving checkpoints for " << step << " into " << session.model_dir()
+          << "/model.ckpt.\n";
   const std::string path = session.save_checkpoint();
   session.summary_writer().add_checkpoint(step, path);
   timer_.update_last_triggered_step(step);
@@ -144,7 +147,8 @@ void StepCounterHook::after_run(SessionRunContext& context, const SessionRunValu
 
 // --- SummarySaverHook ----------------------------------------------------------------------------
 
-SummarySaverHook::SummarySaverHook(std::optional<int64_t> save_steps, std::optional<double> save_secs)
+SummarySaverHook::SummarySaverHook(std::optional<int64_t> save_steps,
+                                   std::optional<double> save_secs)
     : timer_(save_secs, save_steps) {}
 
 void SummarySaverHook::begin() {
@@ -164,7 +168,8 @@ void SummarySaverHook::after_run(SessionRunContext& context, const SessionRunVal
   if (!timer_.should_trigger_for_step(values.global_step)) return;
   timer_.update_last_triggered_step(values.global_step);
   std::vector<std::pair<std::string, float>> scalars{{"loss", static_cast<float>(values.loss)}};
-  for (const auto& [name, value] : values.metrics) scalars.emplace_back(name, static_cast<float>(value));
+  for (const auto& [name, value] : values.metrics)
+    scalars.emplace_back(name, static_cast<float>(value));
   if (auto lr = values.results.find("learning_rate"); lr != values.results.end()) {
     scalars.emplace_back("learning_rate", static_cast<float>(lr->second));
   }
@@ -194,6 +199,7 @@ void TimeHistoryHook::begin() {
   step_seconds_.clear();
   first_start_.reset();
   total_seconds_ = 0;
+  input_wait_seconds_ = 0;
   examples_ = 0;
 }
 
@@ -208,6 +214,7 @@ void TimeHistoryHook::after_run(SessionRunContext&, const SessionRunValues& valu
   step_seconds_.push_back(std::chrono::duration<double>(now - step_start_).count());
   total_seconds_ = std::chrono::duration<double>(now - *first_start_).count();
   examples_ += values.batch_size;
+  input_wait_seconds_ += values.input_wait_seconds;
 }
 
 }  // namespace sluice

@@ -116,7 +116,8 @@ class StepCounterHook final : public SessionRunHook {
 // step and then every N steps or seconds; flushes at the end.
 class SummarySaverHook final : public SessionRunHook {
  public:
-  SummarySaverHook(std::optional<int64_t> save_steps, std::optional<double> save_secs = std::nullopt);
+  SummarySaverHook(std::optional<int64_t> save_steps,
+                   std::optional<double> save_secs = std::nullopt);
   void begin() override;
   SessionRunArgs before_run(SessionRunContext& context) override;
   void after_run(SessionRunContext& context, const SessionRunValues& values) override;
@@ -141,7 +142,8 @@ class NanLossHook final : public SessionRunHook {
 };
 
 // The tutorials' TimeHistory: the wall time of every step (before_run to after_run), the total
-// time from the first before_run to the last after_run, and examples per second.
+// time from the first before_run to the last after_run, examples per second, and how long the
+// steps waited for input.
 class TimeHistoryHook final : public SessionRunHook {
  public:
   void begin() override;
@@ -151,6 +153,8 @@ class TimeHistoryHook final : public SessionRunHook {
   const std::vector<double>& step_seconds() const { return step_seconds_; }
   double total_seconds() const { return total_seconds_; }
   int64_t examples() const { return examples_; }
+  // Summed over the steps: the time they waited for their batch (SessionRunValues).
+  double input_wait_seconds() const { return input_wait_seconds_; }
   // Throughput over total_seconds(); 0 before any step.
   double examples_per_second() const {
     return total_seconds_ > 0 ? static_cast<double>(examples_) / total_seconds_ : 0.0;
@@ -162,6 +166,7 @@ class TimeHistoryHook final : public SessionRunHook {
   std::optional<Clock::time_point> first_start_;
   Clock::time_point step_start_{};
   double total_seconds_ = 0;
+  double input_wait_seconds_ = 0;
   int64_t examples_ = 0;
 };
 

@@ -12,8 +12,10 @@
 
 #include "core/errors.h"
 #include "estimator/basic_session_run_hooks.h"
+#include "estimator/mirrored_replicas.h"
 #include "formats/event_file_writer.h"
 #include "model/layer.h"
+#include "strategy/strategy.h"
 
 namespace sluice {
 namespace {
@@ -45,6 +47,13 @@ std::string make_temp_model_dir() {
 // Rows of a batch component: its first dimension.
 int64_t batch_rows(const Tensor& t) { return t.rank() == 0 ? 1 : t.dim(0); }
 
+// Under a multi-worker strategy only the chief (worker 0) writes checkpoints and summaries, as
+// TensorFlow's MultiWorkerMirroredStrategy; the other workers keep their (identical) state in
+// memory and write summaries to a temporary directory removed afterwards.
+bool is_chief(const RunConfig& config) {
+  return !config.train_distribute || config.train_distribute->is_chief();
+}
+
 }  // namespace
 
 // The Session hooks see: one per train/evaluate call.
@@ -60,6 +69,10 @@ class Estimator::RunSession final : public Session {
         std::cerr << "sluice: closing event file " << writer_->path() << ": " << e.what() << "\n";
       }
     }
+    if (!worker_temp_dir_.empty()) {
+      std::error_code ignored;
+      fs::remove_all(worker_temp_dir_, ignored);
+    }
   }
   int64_t global_step() const override { return estimator_.global_step_; }
   const std::string& model_dir() const override { return estimator_.config_.model_dir; }
@@ -69,9 +82,17 @@ class Estimator::RunSession final : public Session {
     return estimator_.save_checkpoint();
   }
   EventFileWriter& summary_writer() override {
-    if (!writer_) writer_ = std::make_unique<EventFileWriter>(logdir_);
+    if (!writer_ && !is_chief(estimator_.config_)) worker_temp_dir_ = make_temp_model_dir();
+    if (!writer_) {
+      writer_ =
+          std::make_unique<EventFileWriter>(worker_temp_dir_.empty() ? logdir_ : worker_temp_dir_);
+    }
     return *writer_;
   }
+  std::vector<StageStatsSnapshot> input_stats() const override {
+    return input_ ? input_->stats() : std::vector<StageStatsSnapshot>{};
+  }
+  void set_input(const InputPipeline* input) { input_ = input; }
   void close() {
     if (writer_) writer_->close();
   }
@@ -81,14 +102,16 @@ class Estimator::RunSession final : public Session {
   std::string mode_;
   std::string logdir_;
   std::unique_ptr<EventFileWriter> writer_;
+  std::string worker_temp_dir_;  // A non-chief worker's summaries (removed at the end).
+  const InputPipeline* input_ = nullptr;
 };
 
 Estimator::Estimator(ModelSpec spec, RunConfig config)
     : spec_(std::move(spec)),
       config_(std::move(config)),
-      checkpoints_((config_.validate(),
-                    config_.model_dir.empty() ? (config_.model_dir = make_temp_model_dir())
-                                              : config_.model_dir),
+      checkpoints_((config_.validate(), config_.model_dir.empty()
+                                            ? (config_.model_dir = make_temp_model_dir())
+                                            : config_.model_dir),
                    config_.keep_checkpoint_max) {
   if (!spec_.model.built()) throw InvalidArgument("Estimator: the model must be built");
   if (!spec_.optimizer) throw InvalidArgument("Estimator: an optimizer is required");
@@ -101,6 +124,20 @@ Estimator::Estimator(ModelSpec spec, RunConfig config)
   log("Using model_dir: " + config_.model_dir);
 }
 
+namespace {
+
+ModelSpec call_model_fn(const std::function<ModelSpec()>& model_fn) {
+  if (!model_fn) throw InvalidArgument("Estimator: model_fn is empty");
+  ModelSpec spec = model_fn();
+  if (!spec.model_fn) spec.model_fn = [model_fn] { return model_fn().model; };
+  return spec;
+}
+
+}  // namespace
+
+Estimator::Estimator(const std::function<ModelSpec()>& model_fn, RunConfig config)
+    : Estimator(call_model_fn(model_fn), std::move(config)) {}
+
 Estimator::~Estimator() = default;
 
 void Estimator::log(const std::string& line) const {
@@ -110,13 +147,24 @@ void Estimator::log(const std::string& line) const {
 TensorMap Estimator::state() const {
   TensorMap state;
   state.emplace("global_step", Tensor::scalar<int64_t>(global_step_));
-  state.emplace("rng/seed", Tensor::scalar<int64_t>(
-                                static_cast<int64_t>(config_.tf_random_seed.value_or(0))));
+  state.emplace("rng/seed",
+                Tensor::scalar<int64_t>(static_cast<int64_t>(config_.tf_random_seed.value_or(0))));
+  // Statistics of mirrored replicas are saved as their mean (Keras' ON_READ / MEAN variables).
+  std::map<std::string, Tensor> statistics;
+  if (train_replicas_) statistics = train_replicas_->mean_statistics();
   for (Parameter* p : const_cast<Sequential&>(spec_.model).parameters()) {
-    state.emplace("model/" + p->path, p->value.clone());
+    auto mean = statistics.find(p->path);
+    state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
   }
   for (auto& [key, tensor] : spec_.optimizer->state()) {
     state.emplace("optimizer/" + key, std::move(tensor));
+  }
+  Sequential& model = const_cast<Sequential&>(spec_.model);
+  for (size_t i = 0; i < model.num_layers(); ++i) {
+    if (const auto random = model.layer(i).random_state()) {
+      state.emplace("rng/" + model.layer(i).name(),
+                    Tensor::scalar<int64_t>(static_cast<int64_t>(*random)));
+    }
   }
   return state;
 }
@@ -132,11 +180,10 @@ void Estimator::load_state(const TensorMap& state) {
   for (const Parameter* p : parameters) {
     const Tensor& t = find("model/" + p->path);
     if (t.dtype() != p->value.dtype() || t.shape() != p->value.shape()) {
-      throw InvalidArgument("checkpoint tensor 'model/" + p->path + "' is " +
-                            std::string(dtype_name(t.dtype())) + t.shape().to_string() +
-                            " but the model's parameter is " +
-                            std::string(dtype_name(p->value.dtype())) +
-                            p->value.shape().to_string());
+      throw InvalidArgument(
+          "checkpoint tensor 'model/" + p->path + "' is " + std::string(dtype_name(t.dtype())) +
+          t.shape().to_string() + " but the model's parameter is " +
+          std::string(dtype_name(p->value.dtype())) + p->value.shape().to_string());
     }
   }
   const Tensor& step = find("global_step");
@@ -150,9 +197,31 @@ void Estimator::load_state(const TensorMap& state) {
   }
   spec_.optimizer->load_state(optimizer_state);
   global_step_ = step.item<int64_t>();
+  // Random layers continue their streams where the checkpoint left them (absent in checkpoints
+  // of models without such layers).
+  for (size_t i = 0; i < spec_.model.num_layers(); ++i) {
+    Layer& layer = spec_.model.layer(i);
+    auto it = state.find("rng/" + layer.name());
+    if (layer.random_state() && it != state.end()) {
+      layer.set_random_state(static_cast<uint64_t>(it->second.item<int64_t>()));
+    }
+  }
+  if (train_replicas_) train_replicas_->sync_from_primary();
+  if (eval_replicas_) eval_replicas_->sync_from_primary();
+}
+
+MirroredReplicas& Estimator::replicas_for(std::unique_ptr<MirroredReplicas>& slot,
+                                          Strategy& strategy) {
+  if (!slot || &slot->strategy() != &strategy) {
+    slot = std::make_unique<MirroredReplicas>(strategy, spec_.model, spec_.model_fn);
+  }
+  return *slot;
 }
 
 std::string Estimator::restore_latest() {
+  // Several workers: wait until every worker got here, so all read the checkpoint the chief
+  // finished writing (none reads while it is still being written).
+  if (config_.train_distribute) config_.train_distribute->barrier();
   auto restored = checkpoints_.restore_latest();
   if (!restored) return "";
   load_state(restored->tensors);
@@ -160,10 +229,16 @@ std::string Estimator::restore_latest() {
   return restored->path;
 }
 
-std::string Estimator::save_checkpoint() { return checkpoints_.save(global_step_, state()); }
+std::string Estimator::save_checkpoint() {
+  if (!is_chief(config_)) return "";  // Only the chief writes checkpoints.
+  return checkpoints_.save(global_step_, state());
+}
 
-InputPipeline Estimator::make_input(const InputFn& input_fn) const {
-  return InputPipeline(input_fn, config_.input_options);
+InputPipeline Estimator::make_input(const InputFn& input_fn, const Strategy* strategy) const {
+  if (!strategy) return InputPipeline(input_fn, config_.input_options);
+  return InputPipeline(input_fn, config_.input_options, [strategy](const Dataset& dataset) {
+    strategy->validate_input(dataset, /*per_replica_batches=*/false);
+  });
 }
 
 namespace {
@@ -197,7 +272,8 @@ std::map<std::string, double> compute_fetches(const std::vector<std::string>& fe
 Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRunHook*>& hooks,
                             std::optional<int64_t> steps, std::optional<int64_t> max_steps) {
   if (steps && max_steps) throw InvalidArgument("Can not provide both steps and max_steps.");
-  if (steps && *steps <= 0) throw InvalidArgument("Must specify steps > 0, given: " + std::to_string(*steps));
+  if (steps && *steps <= 0)
+    throw InvalidArgument("Must specify steps > 0, given: " + std::to_string(*steps));
   if (max_steps && *max_steps <= 0) {
     throw InvalidArgument("Must specify max_steps > 0, given: " + std::to_string(*max_steps));
   }
@@ -212,20 +288,22 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
   bool user_saver = false;
   for (SessionRunHook* h : hooks) user_saver |= dynamic_cast<CheckpointSaverHook*>(h) != nullptr;
   const int64_t save_steps = config_.save_checkpoints_steps.value_or(0);
-  const double save_secs = config_.save_checkpoints_secs.value_or(
-      config_.save_checkpoints_steps ? 0.0 : 600.0);
+  const double save_secs =
+      config_.save_checkpoints_secs.value_or(config_.save_checkpoints_steps ? 0.0 : 600.0);
   if (!user_saver && (save_steps > 0 || save_secs > 0)) {
     own_before.push_back(std::make_unique<CheckpointSaverHook>(
         config_.log, save_secs > 0 ? std::optional<double>(save_secs) : std::nullopt,
         save_steps > 0 ? std::optional<int64_t>(save_steps) : std::nullopt));
   }
   if (config_.log_step_count_steps > 0) {
-    own_before.push_back(std::make_unique<StepCounterHook>(config_.log, config_.log_step_count_steps));
+    own_before.push_back(
+        std::make_unique<StepCounterHook>(config_.log, config_.log_step_count_steps));
   }
   if (config_.save_summary_steps > 0) {
     own_before.push_back(std::make_unique<SummarySaverHook>(config_.save_summary_steps));
   }
-  if (steps) own_after.push_back(std::make_unique<StopAtStepHook>(StopAtStepHook::num_steps(*steps)));
+  if (steps)
+    own_after.push_back(std::make_unique<StopAtStepHook>(StopAtStepHook::num_steps(*steps)));
   if (max_steps) {
     own_after.push_back(std::make_unique<StopAtStepHook>(StopAtStepHook::last_step(*max_steps)));
   }
@@ -242,51 +320,103 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
   for (SessionRunHook* h : all) h->begin();
   for (SessionRunHook* h : all) h->after_create_session(session);
 
-  InputPipeline input = make_input(input_fn);
+  InputPipeline input = make_input(input_fn, config_.train_distribute.get());
+  session.set_input(&input);
   Sequential& model = spec_.model;
+  MirroredReplicas* replicas = config_.train_distribute
+                                   ? &replicas_for(train_replicas_, *config_.train_distribute)
+                                   : nullptr;
   int64_t steps_run = 0;
   double last_loss = 0;
   std::vector<SessionRunArgs> args(all.size());
-  while (true) {
+  // Each pass is one execution of up to RunConfig::steps_per_execution steps between one
+  // before_run and one after_run of every hook (TPUEstimator's iterations_per_loop, Keras'
+  // steps_per_execution). The last one is cut short so that steps / max_steps end exactly.
+  const std::optional<int64_t> last_step =
+      steps ? std::optional<int64_t>(global_step_ + *steps) : max_steps;
+  bool input_ended = false;
+  while (!input_ended) {
     SessionRunContext context(session);
     for (size_t i = 0; i < all.size(); ++i) args[i] = all[i]->before_run(context);
 
     const auto start = Clock::now();
-    std::optional<Element> batch = input.next();
-    const double wait = seconds_since(start);
-    if (!batch) break;  // End of input: no after_run for this step, end() for every hook.
-
-    const Tensor& x = (*batch)[spec_.features_key];
-    const Tensor& y = (*batch)[spec_.labels_key];
-    const Tensor prediction = model.forward(x, /*training=*/true);
-    const LossResult loss = spec_.loss(y, prediction);
-    model.backward(loss.gradient);
-    const float regularization = add_regularization_gradients(model.parameters());
-    const float learning_rate = spec_.optimizer->current_learning_rate();
-
+    int64_t to_run = config_.steps_per_execution;
+    if (last_step) to_run = std::clamp<int64_t>(*last_step - global_step_, 1, to_run);
     SessionRunValues values;
-    values.loss = double(loss.loss) + regularization;
-    values.batch_size = batch_rows(x);
-    values.input_wait_seconds = wait;
-    // Fetches that read gradients are computed before the update consumes them.
+    double loss_sum = 0;  // Σ loss × rows over the execution's steps.
+    int64_t executed = 0;
     std::vector<std::map<std::string, double>> results(all.size());
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (!args[i].fetches.empty()) {
-        results[i] = compute_fetches(args[i].fetches, learning_rate, model, true);
+    // Metrics see the rows of this execution only (one step's without steps_per_execution).
+    for (auto& m : metrics_) m->reset_state();
+    while (executed < to_run) {
+      const auto wait_start = Clock::now();
+      std::optional<Element> batch = input.next();
+      values.input_wait_seconds += seconds_since(wait_start);
+      // End of input: the steps run so far still make an execution. Several workers stop
+      // together when any one's input ended.
+      if (replicas ? !replicas->all_workers_have_input(
+                         batch ? std::optional<int64_t>(batch_rows((*batch)[spec_.features_key]))
+                               : std::nullopt)
+                   : !batch) {
+        input_ended = true;
+        break;
+      }
+
+      const Tensor& x = (*batch)[spec_.features_key];
+      const Tensor& y = (*batch)[spec_.labels_key];
+      double step_loss = 0;
+      int64_t step_rows = 0;
+      Tensor prediction;
+      if (replicas) {
+        const MirroredReplicas::StepResult step = replicas->train_step(
+            *batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
+        step_loss = step.loss + step.regularization;
+        step_rows = step.batch_size;  // Every worker's rows.
+      } else {
+        prediction = model.forward(x, /*training=*/true);
+        const LossResult loss = spec_.loss(y, prediction);
+        model.backward(loss.gradient);
+        const float regularization = add_regularization_gradients(model.parameters());
+        step_loss = double(loss.loss) + regularization;
+        step_rows = batch_rows(x);
+        for (auto& m : metrics_) m->update_state(y, prediction);
+      }
+      // Fetches are the execution's last step's, read before the update consumes the gradients.
+      if (executed + 1 == to_run) {
+        const float learning_rate = spec_.optimizer->current_learning_rate();
+        for (size_t i = 0; i < all.size(); ++i) {
+          if (!args[i].fetches.empty()) {
+            results[i] = compute_fetches(args[i].fetches, learning_rate, model, true);
+          }
+        }
+      }
+      spec_.optimizer->apply_gradients(model.trainable_parameters());
+      if (replicas) replicas->broadcast_weights();
+      ++global_step_;
+      ++steps_run;
+      ++executed;
+      loss_sum += step_loss * double(step_rows);
+      values.batch_size += step_rows;
+      last_loss = step_loss;
+    }
+    // End of input before any step: no after_run for this execution, end() for every hook.
+    if (executed == 0) break;
+    if (executed < to_run) {
+      // Cut short by the end of input: the fetches read the last step's gradients, still held.
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (!args[i].fetches.empty()) {
+          results[i] = compute_fetches(args[i].fetches, spec_.optimizer->current_learning_rate(),
+                                       model, true);
+        }
       }
     }
-    spec_.optimizer->apply_gradients(model.trainable_parameters());
-    ++global_step_;
-    ++steps_run;
-    for (auto& m : metrics_) {
-      m->reset_state();
-      m->update_state(y, prediction);
-      values.metrics[m->name()] = m->result();
-    }
+
+    values.steps = executed;
+    // The loss over the execution's examples: the batch's loss without steps_per_execution.
+    values.loss = values.batch_size > 0 ? loss_sum / double(values.batch_size) : last_loss;
+    for (auto& m : metrics_) values.metrics[m->name()] = m->result();
     values.global_step = global_step_;
     values.step_seconds = seconds_since(start);
-    last_loss = values.loss;
-
     for (size_t i = 0; i < all.size(); ++i) {
       values.results = std::move(results[i]);
       all[i]->after_run(context, values);
@@ -307,7 +437,8 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
 
 EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> steps,
                                const std::vector<SessionRunHook*>& hooks, const std::string& name) {
-  if (steps && *steps <= 0) throw InvalidArgument("Must specify steps > 0, given: " + std::to_string(*steps));
+  if (steps && *steps <= 0)
+    throw InvalidArgument("Must specify steps > 0, given: " + std::to_string(*steps));
   const std::string checkpoint = restore_latest();
   if (checkpoint.empty()) {
     log("Could not find trained model in model_dir: " + config_.model_dir +
@@ -320,8 +451,11 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
   for (SessionRunHook* h : hooks) h->after_create_session(session);
   for (auto& m : metrics_) m->reset_state();
 
-  InputPipeline input = make_input(input_fn);
+  InputPipeline input = make_input(input_fn, config_.eval_distribute.get());
+  session.set_input(&input);
   Sequential& model = spec_.model;
+  MirroredReplicas* replicas =
+      config_.eval_distribute ? &replicas_for(eval_replicas_, *config_.eval_distribute) : nullptr;
   double loss_sum = 0;
   int64_t batches = 0;
   std::vector<SessionRunArgs> args(hooks.size());
@@ -334,26 +468,33 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
     if (!batch) break;
     const Tensor& x = (*batch)[spec_.features_key];
     const Tensor& y = (*batch)[spec_.labels_key];
-    const Tensor prediction = model.forward(x, /*training=*/false);
-    const LossResult loss = spec_.loss(y, prediction);
+    double batch_loss = 0;
+    if (replicas) {
+      batch_loss =
+          replicas->eval_step(*batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
+    } else {
+      const Tensor prediction = model.forward(x, /*training=*/false);
+      batch_loss = spec_.loss(y, prediction).loss;
+      for (auto& m : metrics_) m->update_state(y, prediction);
+    }
     // tf.metrics.mean over batch losses: every batch counts the same, a short last one included.
-    loss_sum += loss.loss;
+    loss_sum += batch_loss;
     ++batches;
     SessionRunValues values;
     values.global_step = global_step_;
-    values.loss = loss.loss;
+    values.loss = batch_loss;
     values.batch_size = batch_rows(x);
     values.input_wait_seconds = wait;
     for (auto& m : metrics_) {
-      m->update_state(y, prediction);
       values.metrics[m->name()] = m->result();  // Streaming: every batch so far.
     }
     values.step_seconds = seconds_since(start);
     for (size_t i = 0; i < hooks.size(); ++i) {
-      values.results = args[i].fetches.empty()
-                           ? std::map<std::string, double>{}
-                           : compute_fetches(args[i].fetches,
-                                             spec_.optimizer->current_learning_rate(), model, false);
+      values.results =
+          args[i].fetches.empty()
+              ? std::map<std::string, double>{}
+              : compute_fetches(args[i].fetches, spec_.optimizer->current_learning_rate(), model,
+                                false);
       hooks[i]->after_run(context, values);
     }
     if (context.stop_requested()) break;
@@ -412,11 +553,20 @@ std::optional<Prediction> Predictions::next() {
   if (has_labels_) {
     const Tensor label = labels_.select(index_);
     switch (label.dtype()) {
-      case DType::kInt64: p.label = label.values<int64_t>()[0]; break;
-      case DType::kInt32: p.label = label.values<int32_t>()[0]; break;
-      case DType::kUInt8: p.label = label.values<uint8_t>()[0]; break;
-      case DType::kFloat32: p.label = static_cast<int64_t>(label.values<float>()[0]); break;
-      default: break;
+      case DType::kInt64:
+        p.label = label.values<int64_t>()[0];
+        break;
+      case DType::kInt32:
+        p.label = label.values<int32_t>()[0];
+        break;
+      case DType::kUInt8:
+        p.label = label.values<uint8_t>()[0];
+        break;
+      case DType::kFloat32:
+        p.label = static_cast<int64_t>(label.values<float>()[0]);
+        break;
+      default:
+        break;
     }
   }
   ++index_;

@@ -37,6 +37,8 @@
 
 namespace sluice {
 
+class MirroredReplicas;  // estimator/mirrored_replicas.h
+
 // A compiled Keras model: what tf.keras.estimator.model_to_estimator takes.
 struct ModelSpec {
   Sequential model;  // Built.
@@ -47,6 +49,10 @@ struct ModelSpec {
   std::vector<std::string> metrics;
   std::string features_key = "image";
   std::string labels_key = "label";
+  // Builds the same architecture as `model` (weights need not match: they are copied from it).
+  // Required when RunConfig::train_distribute or eval_distribute has more than one replica; each
+  // extra replica gets its own model from it.
+  std::function<Sequential()> model_fn;
 };
 
 // evaluate()'s result: "loss", each metric by name, and "global_step".
@@ -85,6 +91,11 @@ class Estimator {
  public:
   // Throws InvalidArgument for an invalid config, an unbuilt model or a missing optimizer.
   Estimator(ModelSpec spec, RunConfig config = {});
+  // The model_fn form (tf.estimator.Estimator(model_fn=...)): `model_fn` builds the whole
+  // ModelSpec — model, loss, optimizer, metrics; hyperparameters (TensorFlow's params) are what
+  // it captures. It is called once here, and once more per extra replica of a distribution
+  // strategy (for its model) unless the spec it returns has a model_fn of its own.
+  explicit Estimator(const std::function<ModelSpec()>& model_fn, RunConfig config = {});
   ~Estimator();
   Estimator(Estimator&&) = delete;
 
@@ -96,6 +107,8 @@ class Estimator {
   // TensorFlow's order: CheckpointSaverHook (from the RunConfig, unless `hooks` has one),
   // StepCounterHook, SummarySaverHook; after the user's: StopAtStepHook, NanLossHook (a NaN loss
   // throws NanLossDuringTrainingError), LoggingHook. Errors of the input or of a hook propagate.
+  // With RunConfig::steps_per_execution = K the hooks see executions of K steps (run_config.h).
+  // A strategy's validate_input checks the input_fn's dataset first (TPUStrategy: static batch).
   Estimator& train(const InputFn& input_fn, const std::vector<SessionRunHook*>& hooks = {},
                    std::optional<int64_t> steps = std::nullopt,
                    std::optional<int64_t> max_steps = std::nullopt);
@@ -117,6 +130,9 @@ class Estimator {
   const RunConfig& config() const { return config_; }
   const std::string& model_dir() const { return config_.model_dir; }
   Sequential& model() { return spec_.model; }
+  // The replicas of RunConfig::train_distribute (replica 0 is model()); null before the first
+  // train() with a strategy.
+  MirroredReplicas* train_replicas() { return train_replicas_.get(); }
   Optimizer& optimizer() { return *spec_.optimizer; }
 
   // The training state as checkpoint tensors: "global_step", "rng/seed", "model/<parameter
@@ -132,7 +148,8 @@ class Estimator {
 
   // Restores the latest checkpoint if there is one; returns its path ("" when none).
   std::string restore_latest();
-  InputPipeline make_input(const InputFn& input_fn) const;
+  // The input of input_fn, checked by `strategy`'s validate_input (of global batches) when given.
+  InputPipeline make_input(const InputFn& input_fn, const Strategy* strategy = nullptr) const;
   std::string save_checkpoint();
   void log(const std::string& line) const;
 
@@ -141,6 +158,9 @@ class Estimator {
   CheckpointManager checkpoints_;
   std::vector<std::unique_ptr<Metric>> metrics_;
   int64_t global_step_ = 0;
+  // The replicas of RunConfig::train_distribute / eval_distribute, made on first use.
+  std::unique_ptr<MirroredReplicas> train_replicas_, eval_replicas_;
+  MirroredReplicas& replicas_for(std::unique_ptr<MirroredReplicas>& slot, Strategy& strategy);
 };
 
 }  // namespace sluice

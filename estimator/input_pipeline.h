@@ -9,9 +9,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/element.h"
 #include "graph/options.h"
+#include "graph/stats.h"
 
 namespace sluice {
 
@@ -22,9 +24,11 @@ using InputFn = std::function<Dataset()>;
 
 class InputPipeline {
  public:
-  // Calls input_fn and starts iterating its dataset (prefetching 2 batches) with `options`.
-  // Errors of input_fn and of building the iterator propagate.
-  InputPipeline(const InputFn& input_fn, const Options& options);
+  // Calls input_fn, passes its dataset to `validate` when given (e.g. a strategy's check of its
+  // batch shape), and starts iterating it (prefetching 2 batches) with `options`. Errors of
+  // input_fn, of validate and of building the iterator propagate.
+  InputPipeline(const InputFn& input_fn, const Options& options,
+                const std::function<void(const Dataset&)>& validate = {});
   ~InputPipeline();
   InputPipeline(InputPipeline&&) noexcept;
   InputPipeline& operator=(InputPipeline&&) noexcept;
@@ -32,6 +36,9 @@ class InputPipeline {
   // The next batch, nullopt at the end of the input; errors of the data propagate
   // (Iterator::next()).
   std::optional<Element> next();
+
+  // The running iterator's per-stage statistics (graph/stats.h), the prefetch included.
+  std::vector<StageStatsSnapshot> stats() const;
 
  private:
   struct Impl;

@@ -89,7 +89,7 @@ std::string ProgressBarHook::line(bool finished) const {
 }
 
 void ProgressBarHook::after_run(SessionRunContext&, const SessionRunValues& values) {
-  ++steps_;
+  steps_ += values.steps;  // An execution of steps_per_execution steps counts them all.
   examples_ += values.batch_size;
   loss_sum_ += values.loss * double(values.batch_size);
   for (const auto& [name, value] : values.metrics) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,6 +11,8 @@
 #include "graph/options.h"
 
 namespace sluice {
+
+class Strategy;  // strategy/strategy.h
 
 struct RunConfig {
   // Checkpoints and event files go here. Empty: the Estimator makes a fresh temporary directory
@@ -35,9 +38,31 @@ struct RunConfig {
   // Options of every input pipeline iterator the Estimator makes (thread budget, determinism),
   // the counterpart of TensorFlow's session_config for the input side.
   Options input_options;
+  // Distribution strategies (tf.estimator.RunConfig's train_distribute / eval_distribute). Null:
+  // the model runs in the caller's thread as without a strategy. With N replicas the input_fn
+  // still yields GLOBAL batches, each split across the replicas (split_batch), and the
+  // ModelSpec needs a model_fn to build the replicas' models (estimator/mirrored_replicas.h).
+  // Checkpoints and summaries are written once, as without a strategy.
+  // MultiWorkerMirroredStrategy (one worker per process): each worker's input_fn yields that
+  // worker's LOCAL batches (its auto-shard, strategy/auto_shard.h); workers stop together when any
+  // one's input ends; only the chief (worker 0) writes checkpoints and summaries, the others
+  // keep identical weights in memory and read the chief's checkpoint when resuming (train,
+  // evaluate and predict are collective: every worker must call them in the same order);
+  // evaluation runs on every worker over its whole eval input, with identical results when the
+  // eval input is the same.
+  std::shared_ptr<Strategy> train_distribute;
+  std::shared_ptr<Strategy> eval_distribute;
+  // Training steps per execution, K >= 1 (Keras' compile(steps_per_execution), TPUEstimator's
+  // iterations_per_loop): train() runs K steps between one before_run and one after_run of every
+  // hook, so hooks and progress see executions: global_step advances by K from one after_run to
+  // the next, SessionRunValues::steps is K, batch_size and loss cover the K batches. The last
+  // execution is shorter when steps / max_steps or the input end within it. Numerics do not
+  // depend on K.
+  int64_t steps_per_execution = 1;
 
   // Throws InvalidArgument, naming the field, for a negative period or count, for both
-  // save_checkpoints_steps and save_checkpoints_secs set to non-zero values.
+  // save_checkpoints_steps and save_checkpoints_secs set to non-zero values, for
+  // steps_per_execution < 1.
   void validate() const;
 };
 

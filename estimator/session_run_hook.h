@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/stats.h"
+
 namespace sluice {
 
 class EventFileWriter;
@@ -39,6 +41,9 @@ class Session {
   // The event file of this run's directory (model_dir for training, eval[_name] for evaluation),
   // created on first use. Valid until the run ends.
   virtual EventFileWriter& summary_writer() = 0;
+  // Per-stage statistics of the input pipeline being read (cumulative since it started); empty
+  // when there is none (yet).
+  virtual std::vector<StageStatsSnapshot> input_stats() const { return {}; }
 };
 
 // What a hook's before_run asks for: names of extra values to compute for this step. Known names:
@@ -64,7 +69,10 @@ class SessionRunContext {
 
 struct SessionRunValues {
   int64_t global_step = 0;  // After the step.
-  double loss = 0.0;        // The batch's loss (the mean over its examples).
+  // Training steps this run made: RunConfig::steps_per_execution (fewer in the last execution);
+  // 1 in evaluation. The values below then cover all of those steps' batches.
+  int64_t steps = 1;
+  double loss = 0.0;  // The batch's loss (the mean over its examples).
   // Each metric on this batch alone (accumulate over batches for running values).
   std::map<std::string, double> metrics;
   int64_t batch_size = 0;

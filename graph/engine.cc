@@ -3,7 +3,10 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <memory>
+#include <mutex>
+#include <string>
 
+#include "core/errors.h"
 #include "core/threads.h"
 
 namespace sluice {
@@ -31,6 +34,16 @@ void ensure_worker_threads(int threads) {
 
 Engine::Engine(int threads) : threads_(std::max(threads, 1)), arena_(threads_, 0) {
   ensure_worker_threads(threads_);
+  // A limit of 1 leaves oneTBB no worker thread at all: the pipeline's tasks would never run and
+  // its consumer would wait forever. Say so instead.
+  const size_t limit = oneapi::tbb::global_control::active_value(
+      oneapi::tbb::global_control::max_allowed_parallelism);
+  if (limit < 2) {
+    throw FailedPrecondition(
+        "the oneTBB global_control max_allowed_parallelism limit of " + std::to_string(limit) +
+        " leaves no worker thread for the input pipeline (the consumer thread never joins its "
+        "work): allow at least 2, i.e. the pipeline's threads + 1");
+  }
   arena_.initialize();
 }
 

@@ -15,8 +15,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # command line and JSON
   libcli11-dev nlohmann-json3-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks; clang and its libFuzzer runtime for scripts/fuzz.sh
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # optional: the h5py cross-check of Keras weight files (skipped without them)
   python3-h5py python3-numpy
   # the default training data

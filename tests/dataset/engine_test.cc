@@ -1,10 +1,12 @@
 // The engine's guarantees: cancellation, bounded memory, determinism whatever the thread count,
 // statistics. Built with the tsan preset, these run under ThreadSanitizer.
 #include <gtest/gtest.h>
+#include <oneapi/tbb/global_control.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "tests/dataset/testing.h"
@@ -175,6 +177,33 @@ TEST(StatsTest, EveryStageReportsWhatItProduced) {
   EXPECT_GT(by_name["map_and_batch"].busy_seconds, 0.0);
   EXPECT_GT(by_name["range"].depth, by_name["map_and_batch"].depth);
   EXPECT_NE(it.stats_table().find("map_and_batch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(ThreadLimitTest, AProcessLimitOfOneThreadIsAnErrorNotAHang) {
+  // With max_allowed_parallelism 1, oneTBB has no worker to run the pipeline's tasks.
+  std::optional<oneapi::tbb::global_control> limit;
+  limit.emplace(oneapi::tbb::global_control::max_allowed_parallelism, 1);
+  const Dataset ds =
+      Dataset::range(100).map([](Element e) { return e; }, {.num_parallel_calls = 2});
+  try {
+    auto it = ds.make_iterator(Options{.threads = 1});
+    it.next();
+    FAIL() << "expected FailedPrecondition";
+  } catch (const FailedPrecondition& e) {
+    EXPECT_NE(std::string(e.what()).find("at least 2"), std::string::npos) << e.what();
+  }
+  // With one thread more than the pipeline's the consumer gets every element.
+  limit.emplace(oneapi::tbb::global_control::max_allowed_parallelism, 2);
+  int64_t count = 0;
+  for (const Element& e : ds.with_options(Options{.threads = 1}))
+    count += e[0].item<int64_t>() >= 0;
+  EXPECT_EQ(count, 100);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The Estimator's train / evaluate / predict semantics (reference §1–2): hook lifecycle and
 // order, steps vs max_steps, resuming, pruning, fallback from a damaged checkpoint, NaN loss.
+#include "estimator/estimator.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,7 @@
 
 #include "estimator/basic_session_run_hooks.h"
 #include "estimator/checkpoint.h"
-#include "estimator/estimator.h"
+#include "model/dropout.h"
 #include "tests/estimator/inputs.h"
 #include "tests/estimator/testing.h"
 
@@ -40,10 +42,9 @@ TEST_F(EstimatorTest, HookCallsFollowTensorFlowsLifecycle) {
   std::vector<std::string> log;
   RecordingHook hook("h", &log);
   est.train(separable_input(64, 16), {&hook}, /*steps=*/3);
-  EXPECT_EQ(log, (std::vector<std::string>{
-                     "h:begin", "h:after_create_session:0", "h:before_run:0", "h:after_run:1",
-                     "h:before_run:1", "h:after_run:2", "h:before_run:2", "h:after_run:3",
-                     "h:end:3"}));
+  EXPECT_EQ(log, (std::vector<std::string>{"h:begin", "h:after_create_session:0", "h:before_run:0",
+                                           "h:after_run:1", "h:before_run:1", "h:after_run:2",
+                                           "h:before_run:2", "h:after_run:3", "h:end:3"}));
   EXPECT_EQ(hook.last_values.batch_size, 16);
   EXPECT_TRUE(hook.last_values.metrics.count("accuracy"));
 }
@@ -92,6 +93,39 @@ TEST_F(EstimatorTest, StepsAddToTheRestoredGlobalStepAcrossEstimators) {
   const TensorMap a = resumed.state(), b = evaluator.state();
   EXPECT_TRUE(a.at("model/dense/kernel").equals(b.at("model/dense/kernel")));
   EXPECT_GT(result.at("accuracy"), 0.9);
+}
+
+// Flatten → Dropout(0.5) → Dense(2): a model whose steps depend on its random stream.
+ModelSpec dropout_spec() {
+  Sequential model("dropout");
+  model.add(Input({4, 4, 1}));
+  model.add(std::make_unique<Flatten>());
+  model.add(std::make_unique<Dropout>(0.5f, /*seed=*/5));
+  model.add(std::make_unique<Dense>(2));
+  model.build(3);
+  return ModelSpec{std::move(model),
+                   Loss("sparse_categorical_crossentropy", true),
+                   std::make_unique<SGD>(SGDOptions{.learning_rate = 0.1f}),
+                   {}};
+}
+
+TEST_F(EstimatorTest, ResumingContinuesTheDropoutStreamSoItEqualsAStraightRun) {
+  Estimator straight(dropout_spec(), config());
+  straight.train(separable_input(512, 8), {}, /*steps=*/6);
+  const TensorMap expected = straight.state();
+  EXPECT_EQ(expected.at("rng/dropout").item<int64_t>(), 6);  // Six training forwards.
+  std::filesystem::remove_all(dir_);
+
+  {
+    Estimator first(dropout_spec(), config());
+    first.train(separable_input(512, 8), {}, /*steps=*/3);
+  }
+  Estimator resumed(dropout_spec(), config());
+  // The same batches as the straight run's steps 4-6.
+  resumed.train(testing::skipped_input(separable_input(512, 8), 3), {}, /*steps=*/3);
+  const TensorMap got = resumed.state();
+  EXPECT_EQ(got.at("rng/dropout").item<int64_t>(), 6);
+  EXPECT_TRUE(got.at("model/dense/kernel").equals(expected.at("model/dense/kernel")));
 }
 
 TEST_F(EstimatorTest, MaxStepsIsAbsoluteAndASecondCallIsANoOp) {

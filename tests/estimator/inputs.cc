@@ -36,6 +36,20 @@ InputFn separable_input(int64_t examples, int64_t batch, uint64_t seed, int64_t 
   };
 }
 
+InputFn endless_separable_input(int64_t examples, int64_t batch, uint64_t seed) {
+  return [fn = separable_input(examples, batch, seed)] { return fn().repeat(); };
+}
+
+InputFn mapped_separable_input(int64_t examples, int64_t batch, uint64_t seed) {
+  return [fn = separable_input(examples, batch, seed)] {
+    return fn().map([](Element e) { return e; }, {.num_parallel_calls = 2});
+  };
+}
+
+InputFn skipped_input(InputFn input, int64_t batches) {
+  return [=] { return input().skip(batches); };
+}
+
 InputFn batches_input(const std::vector<int64_t>& sizes, uint64_t seed) {
   return [=] {
     int64_t total = 0;
@@ -44,9 +58,9 @@ InputFn batches_input(const std::vector<int64_t>& sizes, uint64_t seed) {
     std::vector<Dataset> parts;
     int64_t begin = 0;
     for (int64_t s : sizes) {
-      parts.push_back(Dataset::from_tensors(
-          Element{{"image", all["image"].slice(begin, begin + s)},
-                  {"label", all["label"].slice(begin, begin + s)}}));
+      parts.push_back(
+          Dataset::from_tensors(Element{{"image", all["image"].slice(begin, begin + s)},
+                                        {"label", all["label"].slice(begin, begin + s)}}));
       begin += s;
     }
     Dataset ds = parts[0];

@@ -1,0 +1,141 @@
+// The --data sources of `sluice train`: TFRecords of Examples as `sluice records convert` writes
+// them, with their split, class names and errors.
+#include "apps/train_data.h"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "dataset/dataset.h"
+#include "formats/example_values.h"
+#include "formats/png.h"
+#include "formats/tfrecord_writer.h"
+#include "tests/formats/testing.h"
+
+namespace sluice::app {
+namespace {
+
+class TrainDataTest : public sluice::testing::TempDirTest {
+ protected:
+  // `n` Examples of 4×4 grey PNGs whose pixels all equal their label (i % 3), classes named.
+  void write_split(const std::string& name, int n, Compression compression = Compression::kNone) {
+    TFRecordWriter writer(path(name), compression);
+    const char* names[] = {"zero", "one", "two"};
+    for (int i = 0; i < n; ++i) {
+      const int64_t label = i % 3;
+      Tensor image(DType::kUInt8, {4, 4, 1});
+      for (uint8_t& v : image.values<uint8_t>()) v = static_cast<uint8_t>(label * 100);
+      ExampleValues e;
+      e["image/encoded"] = FeatureValues::of_bytes({encode_png(image)});
+      e["image/class/label"] = FeatureValues::of_ints({label});
+      e["image/class/text"] = FeatureValues::of_bytes({names[label]});
+      writer.write(serialize_example(e));
+    }
+  }
+
+  // Every (label, first pixel) of one pass, in order.
+  static std::vector<std::pair<int64_t, float>> read_all(const InputFn& input) {
+    std::vector<std::pair<int64_t, float>> out;
+    for (const Element& batch : input()) {
+      const Tensor& images = batch["image"];
+      const Tensor& labels = batch["label"];
+      EXPECT_EQ(images.dtype(), DType::kFloat32);
+      EXPECT_EQ(images.shape().rank(), 4);
+      for (int64_t i = 0; i < labels.dim(0); ++i) {
+        out.emplace_back(labels.values<int64_t>()[i], images.select(i).values<float>()[0]);
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(TrainDataTest, ReadsRecordsWithTheTestSplitBesideTheTrainGlob) {
+  write_split("train-00000-of-00002", 7);
+  write_split("train-00001-of-00002", 5, Compression::kGzip);
+  write_split("test-00000-of-00001", 4);
+  const TrainData data = open_train_data(path("train-*"), /*batch_size=*/4, 2);
+  EXPECT_EQ(data.train_examples, 12);
+  EXPECT_EQ(data.test_examples, 4);
+  EXPECT_EQ(data.class_names, (std::vector<std::string>{"zero", "one", "two"}));
+  const auto test = read_all(data.test);
+  ASSERT_EQ(test.size(), 4u);
+  for (size_t i = 0; i < test.size(); ++i) {
+    EXPECT_EQ(test[i].first, int64_t(i % 3));
+    EXPECT_FLOAT_EQ(test[i].second, float(i % 3) * 100.0f / 255.0f);  // Decoded and rescaled.
+  }
+  const auto train = read_all(data.train(7));
+  EXPECT_EQ(train.size(), 12u);
+  for (const auto& [label, pixel] : train) EXPECT_FLOAT_EQ(pixel, float(label) * 100.0f / 255.0f);
+}
+
+TEST_F(TrainDataTest, AnExplicitTestGlobOrNoneAtAll) {
+  write_split("a.tfrecord", 6);
+  write_split("b.tfrecord", 3);
+  const TrainData both = open_train_data(path("a.tfrecord") + "," + path("b.*"), 2, 1);
+  EXPECT_EQ(both.train_examples, 6);
+  EXPECT_EQ(both.test_examples, 3);
+  // A single file without a test split serves as both.
+  const TrainData alone = open_train_data(path("a.tfrecord"), 2, 1);
+  EXPECT_EQ(alone.test_examples, 6);
+  EXPECT_EQ(read_all(alone.test).size(), 6u);
+}
+
+TEST_F(TrainDataTest, AugmentChangesTrainingImagesReproduciblyAndNeverTheTestSplit) {
+  // 8×8 horizontal ramps: a flip or zoom changes them, unlike the uniform images above.
+  {
+    TFRecordWriter writer(path("ramps.tfrecord"));
+    for (int i = 0; i < 16; ++i) {
+      Tensor image(DType::kUInt8, {8, 8, 1});
+      auto pixels = image.values<uint8_t>();
+      for (size_t p = 0; p < pixels.size(); ++p) pixels[p] = static_cast<uint8_t>((p % 8) * 30 + i);
+      ExampleValues e;
+      e["image/encoded"] = FeatureValues::of_bytes({encode_png(image)});
+      e["image/class/label"] = FeatureValues::of_ints({i % 2});
+      writer.write(serialize_example(e));
+    }
+  }
+  auto images = [](const InputFn& input) {
+    std::vector<float> out;
+    for (const Element& batch : input()) {
+      const auto v = batch["image"].values<float>();
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+  };
+  const TrainData plain = open_train_data(path("ramps.tfrecord"), 4, 2);
+  const TrainData augmented = open_train_data(path("ramps.tfrecord"), 4, 2, /*augment=*/true);
+  const std::vector<float> a = images(augmented.train(3));
+  EXPECT_EQ(a, images(augmented.train(3)));  // Same seed, same augmentation.
+  EXPECT_NE(a, images(plain.train(3)));      // Same order, different pixels.
+  EXPECT_NE(a, images(augmented.train(4)));  // Another epoch's seed, another draw.
+  EXPECT_EQ(images(augmented.test), images(plain.test));
+  for (float v : a) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LE(v, 1.0f);
+  }
+}
+
+TEST_F(TrainDataTest, ErrorsNameTheDataAndTheRecord) {
+  try {
+    open_train_data(path("nothing-*"), 2, 1);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("No files matched pattern"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("--data"), std::string::npos) << e.what();
+  }
+  {
+    TFRecordWriter writer(path("bad.tfrecord"));
+    ExampleValues e;
+    e["image/encoded"] = FeatureValues::of_bytes({"x"});
+    writer.write(serialize_example(e));  // No label.
+  }
+  try {
+    open_train_data(path("bad.tfrecord"), 2, 1);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("image/class/label"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad.tfrecord"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::app

@@ -1,0 +1,21 @@
+// A training process for kill_resume_test.cc: trains the tiny model in model_dir (argv[1]),
+// checkpointing after every step, until it is killed. Resumes from model_dir's latest checkpoint
+// like any Estimator.
+#include <cstdio>
+
+#include "tests/estimator/inputs.h"
+#include "tests/estimator/testing.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s MODEL_DIR\n", argv[0]);
+    return 2;
+  }
+  sluice::RunConfig config;
+  config.model_dir = argv[1];
+  config.save_checkpoints_steps = 1;
+  config.keep_checkpoint_max = 3;
+  sluice::Estimator estimator(sluice::testing::tiny_spec(), config);
+  estimator.train(sluice::testing::endless_separable_input(64, 8), {}, /*steps=*/1'000'000'000);
+  return 0;
+}
