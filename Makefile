@@ -26,11 +26,12 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS) -LE install
 
-# ThreadSanitizer over the engine's and the strategies' tests (tests/tsan.supp explains what it
-# cannot see).
+# ThreadSanitizer over the engine's tests (tests/tsan.supp explains what it cannot see). Not the
+# strategies': their replicas suspend in collectives as oneTBB resumable tasks, which switch
+# stacks in a way ThreadSanitizer cannot follow (it crashes).
 test-tsan: deps
 	cmake --preset tsan
-	cmake --build --preset tsan -j $(JOBS) --target dataset_test strategy_test
+	cmake --build --preset tsan -j $(JOBS) --target dataset_test
 	ctest --preset tsan -L engine
 
 bench: build
