@@ -17,14 +17,18 @@ demo: build
 test: build
 	ctest --preset release -j $(JOBS)
 
-# AddressSanitizer + UndefinedBehaviorSanitizer over the whole suite. The preset leaves out UBSan's
+# AddressSanitizer + UndefinedBehaviorSanitizer over the suite. The preset leaves out UBSan's
 # vptr check: oneTBB's flow graph casts each task to its type after destroying it (in its headers,
 # so in our binary), which that check reports on every message. LeakSanitizer ignores oneTBB's
 # worker threads' thread-local storage (tests/lsan.supp): the library never joins them.
+# The strategy tests are left out: their replicas suspend in collectives as oneTBB resumable
+# tasks, whose stack switches AddressSanitizer cannot follow, so an error thrown after a switch
+# is misreported as a stack overflow (the example programs, which use strategies without such
+# errors, still run).
 test-asan: deps
 	cmake --preset asan
 	cmake --build --preset asan -j $(JOBS)
-	ctest --preset asan -j $(JOBS) -LE install
+	ctest --preset asan -j $(JOBS) -LE 'install|strategy'
 
 # ThreadSanitizer over the engine's tests (tests/tsan.supp explains what it cannot see). Not the
 # strategies': their replicas suspend in collectives as oneTBB resumable tasks, which switch
