@@ -297,13 +297,14 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   const int64_t partial_size = kernel_size + filters_;
   const bool linear = options_.activation == ActivationFunction::kLinear;
 
-  Tensor grad_input = pool_.take(input_.shape());
+  const bool input_gradient = input_gradient_needed();
+  Tensor grad_input = input_gradient ? pool_.take(input_.shape()) : no_gradient();
   const float* x = input_.data<float>();
   const float* y = output_.data<float>();
   const Tensor rounded_dy = cast_(grad_output);
   const float* dy = rounded_dy.data<float>();
   const float* kernel = cast_.last_kernel();
-  float* dx = grad_input.data<float>();
+  float* dx = input_gradient ? grad_input.data<float>() : nullptr;
   const int64_t per_block = images_per_block(g);
   const int64_t chunks = std::min(batch, kGradientChunks);
   std::vector<float>& partial = workspace_->partial;
@@ -320,7 +321,9 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
         const int64_t rows = count * g.positions();
         const size_t patch_floats = static_cast<size_t>(rows * g.patch());
         buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
-        buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
+        if (input_gradient) {
+          buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
+        }
         // dz = dL/d(pre-activation) of this block.
         const float* dz = dy + n0 * out_size;
         if (!linear) {
@@ -335,20 +338,24 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
           for (int64_t f = 0; f < filters_; ++f) db[f] += dz[r * filters_ + f];
         }
         // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
-        float* dx_block = dx + n0 * g.image_size();
-        std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
         float* patches = buffers.patches.data();
         float* dpatches = buffers.dpatches.data();
+        float* dx_block = input_gradient ? dx + n0 * g.image_size() : nullptr;
+        if (dx_block) std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
         if (g.transposed()) {
           im2col_transposed(g, x + n0 * g.image_size(), count, patches);
           internal::gemm(false, false, g.patch(), filters_, rows, patches, dz, dk, true);
-          internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
-          col2im_transposed(g, dpatches, count, dx_block);
+          if (dx_block) {
+            internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
+            col2im_transposed(g, dpatches, count, dx_block);
+          }
         } else {
           im2col(g, x + n0 * g.image_size(), count, patches);
           internal::gemm(true, false, g.patch(), filters_, rows, patches, dz, dk, true);
-          internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
-          col2im(g, dpatches, count, dx_block);
+          if (dx_block) {
+            internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
+            col2im(g, dpatches, count, dx_block);
+          }
         }
       }
     }

@@ -95,6 +95,7 @@ Tensor Dense::backward(const Tensor& grad_output) {
       for (int64_t j = 0; j < units_; ++j) db[j] += g[r * units_ + j];
     }
   }
+  if (!input_gradient_needed()) return no_gradient();
   Tensor grad_input = pool_.take(input_.shape());
   internal::gemm(false, true, rows, in, units_, g, cast_.last_kernel(), grad_input.data<float>(),
                  false, true);

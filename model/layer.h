@@ -33,6 +33,9 @@ struct Parameter {
   float l2 = 0.0f;
 };
 
+// What backward returns for a gradient nobody asked for: a float32 tensor of shape [0].
+inline Tensor no_gradient() { return Tensor(DType::kFloat32, {0}); }
+
 class Layer {
  public:
   virtual ~Layer() = default;
@@ -61,8 +64,14 @@ class Layer {
   // Runs the layer on a batch; builds it first (seed 0) if needed. Throws InvalidArgument when
   // the input does not match the built shape.
   virtual Tensor forward(const Tensor& input, bool training) = 0;
-  // REQUIRES: forward ran on the batch this gradient belongs to.
+  // REQUIRES: forward ran on the batch this gradient belongs to. Returns no_gradient() when
+  // !input_gradient_needed() and the layer could skip computing dL/dinput.
   virtual Tensor backward(const Tensor& grad_output) = 0;
+  // Whether backward must return dL/dinput. Sequential clears it for the first layer it
+  // back-propagates through, whose input is data nobody differentiates (a PyTorch input without
+  // requires_grad): Conv2D and Dense then skip their largest product.
+  bool input_gradient_needed() const { return input_gradient_needed_; }
+  void set_input_gradient_needed(bool needed) { input_gradient_needed_ = needed; }
 
   // Empty until built. Pointers stay valid for the layer's lifetime.
   virtual std::vector<Parameter*> parameters() { return {}; }
@@ -96,6 +105,7 @@ class Layer {
   bool default_name_ = true;
   bool trainable_ = true;
   bool built_ = false;
+  bool input_gradient_needed_ = true;
   Shape input_shape_;
 };
 

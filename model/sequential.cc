@@ -1,5 +1,6 @@
 #include "model/sequential.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -56,8 +57,8 @@ Sequential& Sequential::add(std::unique_ptr<Layer> layer) {
       layer->set_name(candidate);
     }
   } else if (taken.count(layer->name())) {
-    throw InvalidArgument(str_cat("model '", name_, "' already has a layer named '",
-                                  layer->name(), "'"));
+    throw InvalidArgument(
+        str_cat("model '", name_, "' already has a layer named '", layer->name(), "'"));
   }
   layers_.push_back(std::move(layer));
   return *this;
@@ -73,8 +74,8 @@ void Sequential::build(uint64_t seed) {
 void Sequential::build(const Shape& input_shape, uint64_t seed) {
   if (built_) {
     if (input_shape != *input_shape_) {
-      throw InvalidArgument(str_cat("model '", name_, "' was built for ",
-                                    input_shape_->to_string(), ", not ", input_shape.to_string()));
+      throw InvalidArgument(str_cat("model '", name_, "' was built for ", input_shape_->to_string(),
+                                    ", not ", input_shape.to_string()));
     }
     return;
   }
@@ -105,10 +106,23 @@ Tensor Sequential::forward(const Tensor& input, bool training) {
   return x;
 }
 
-Tensor Sequential::backward(const Tensor& grad_output) {
+Tensor Sequential::backward(const Tensor& grad_output, bool input_gradient) {
+  size_t first = 0;
+  if (!input_gradient) {
+    const auto trainable = [](const auto& layer) {
+      const std::vector<Parameter*> params = layer->parameters();
+      return std::any_of(params.begin(), params.end(), [](Parameter* p) { return p->trainable; });
+    };
+    const auto it = std::find_if(layers_.begin(), layers_.end(), trainable);
+    if (it == layers_.end()) return no_gradient();
+    first = static_cast<size_t>(it - layers_.begin());
+  }
   Tensor g = grad_output;
-  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) g = (*it)->backward(g);
-  return g;
+  for (size_t i = layers_.size(); i-- > first;) {
+    layers_[i]->set_input_gradient_needed(input_gradient || i != first);
+    g = layers_[i]->backward(g);
+  }
+  return input_gradient ? g : no_gradient();
 }
 
 Layer& Sequential::get_layer(std::string_view name) {

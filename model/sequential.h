@@ -46,8 +46,11 @@ class Sequential {
   // Builds with seed 0 on first use.
   Tensor forward(const Tensor& input, bool training);
   Tensor predict(const Tensor& input) { return forward(input, false); }
-  // Back-propagates through every layer, writing all parameter gradients; returns dL/dinput.
-  Tensor backward(const Tensor& grad_output);
+  // Back-propagates, writing the gradients of all trainable parameters. With input_gradient it
+  // goes through every layer and returns dL/dinput; without (training), it stops at the first
+  // layer with trainable parameters (frozen layers before it need no gradient), which skips its
+  // dL/dinput, and returns no_gradient().
+  Tensor backward(const Tensor& grad_output, bool input_gradient = false);
 
   size_t num_layers() const { return layers_.size(); }
   Layer& layer(size_t i) { return *layers_.at(i); }

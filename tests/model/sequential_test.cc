@@ -1,10 +1,14 @@
 // Sequential: naming, presets' parameter counts, summary(), freezing, errors.
+#include "model/sequential.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/random.h"
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/presets.h"
-#include "model/sequential.h"
 
 namespace sluice {
 namespace {
@@ -62,7 +66,42 @@ TEST(SequentialTest, SameSeedSameWeightsAndFreezing) {
   EXPECT_EQ(m.layer(1).name(), "dense");
   const Tensor y = m.forward(Tensor(DType::kFloat32, {5, 4}), true);
   EXPECT_EQ(y.shape(), Shape({5, 2}));
-  EXPECT_EQ(m.backward(y).shape(), Shape({5, 4}));
+  EXPECT_EQ(m.backward(y, true).shape(), Shape({5, 4}));
+  EXPECT_EQ(m.backward(y).num_elements(), 0);  // Training needs no dL/dinput.
+}
+
+Tensor uniform_tensor(const Shape& shape, uint64_t seed) {
+  Tensor t(DType::kFloat32, shape);
+  Random rng(seed);
+  for (float& v : t.values<float>()) v = rng.uniform(-1.0f, 1.0f);
+  return t;
+}
+
+// Skipping the first layer's dL/dinput (and frozen leading layers) must not change any gradient
+// that training uses.
+TEST(SequentialTest, TrainingBackwardSkipsOnlyUnusedWork) {
+  for (const bool freeze_first : {false, true}) {
+    Sequential full = make_preset("fashion-cnn", 3);
+    Sequential lean = make_preset("fashion-cnn", 3);
+    if (freeze_first) {
+      full.get_layer("conv2d").set_trainable(false);
+      lean.get_layer("conv2d").set_trainable(false);
+    }
+    const Tensor x = uniform_tensor({6, 28, 28, 1}, 1);
+    const Tensor dy = uniform_tensor(full.forward(x, true).shape(), 2);
+    lean.forward(x, true);
+    EXPECT_EQ(full.backward(dy, true).shape(), x.shape());
+    EXPECT_EQ(lean.backward(dy).num_elements(), 0);
+    const auto pf = full.trainable_parameters(), pl = lean.trainable_parameters();
+    ASSERT_EQ(pf.size(), pl.size());
+    for (size_t i = 0; i < pf.size(); ++i) {
+      EXPECT_TRUE(pf[i]->gradient.equals(pl[i]->gradient)) << pf[i]->path;
+    }
+    // A frozen first layer is not back-propagated through at all when training.
+    const Parameter& frozen = *lean.get_layer("conv2d").parameters()[0];
+    const auto g = frozen.gradient.values<float>();
+    EXPECT_EQ(freeze_first, std::all_of(g.begin(), g.end(), [](float v) { return v == 0; }));
+  }
 }
 
 }  // namespace
