@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -13,8 +14,10 @@
 #include "core/strings.h"
 #include "formats/archive.h"
 #include "formats/file_bytes.h"
+#include "formats/image.h"
 #include "graph/stage.h"
 #include "graph/stages/sources.h"
+#include "ops/crop.h"
 #include "ops/image_codec.h"
 
 namespace sluice {
@@ -139,13 +142,100 @@ class BatchBufferPool : public std::enable_shared_from_this<BatchBufferPool> {
   std::vector<void*> free_;
 };
 
+// An RGB image [h, w, 3] with a fourth channel of 255, as PIL's convert("RGBA").
+Tensor with_opaque_alpha(const Tensor& rgb) {
+  const int64_t pixels = rgb.dim(0) * rgb.dim(1);
+  Tensor rgba(DType::kUInt8, Shape{rgb.dim(0), rgb.dim(1), 4});
+  const uint8_t* in = rgb.data<uint8_t>();
+  uint8_t* out = rgba.data<uint8_t>();
+  for (int64_t p = 0; p < pixels; ++p) {
+    out[4 * p] = in[3 * p], out[4 * p + 1] = in[3 * p + 1], out[4 * p + 2] = in[3 * p + 2];
+    out[4 * p + 3] = 255;
+  }
+  return rgba;
+}
+
+// Keras' keep_aspect_ratio window (load_img): the largest centred crop with the target's aspect
+// ratio, in Python's floor-dividing integer arithmetic.
+Tensor crop_to_aspect_ratio(const Tensor& image, ImageSize size) {
+  const int64_t height = image.dim(0), width = image.dim(1);
+  const int64_t crop_height = std::min(height, width * size.height / size.width);
+  const int64_t crop_width = std::min(width, height * size.width / size.height);
+  if (crop_height == height && crop_width == width) return image;
+  return crop_to_bounding_box(image, (height - crop_height) / 2, (width - crop_width) / 2,
+                              crop_height, crop_width);
+}
+
 // decode_and_resize (ops/image_codec.h) without the resize when the image already has the target
-// size (every method is the identity then). Decoder errors name `path`.
+// size (every method is the identity then), with Keras' keep_aspect_ratio crop before the resize.
+// JPEG has no alpha: for 4 channels it is decoded as RGB and made opaque. Decoder errors name
+// `path`.
 Tensor decode_to_size(const std::string& bytes, ImageSize size, ResizeMethod method, int channels,
-                      const std::string& path) {
-  Tensor image = decode_image_at_least(bytes, size, channels, path);
+                      bool keep_aspect_ratio, const std::string& path) {
+  Tensor image;
+  if (channels == 4 && sniff_image_format(bytes) == ImageFormat::kJpeg) {
+    image = with_opaque_alpha(decode_image_at_least(bytes, size, 3, path));
+  } else {
+    image = decode_image_at_least(bytes, size, channels, path);
+  }
   if (image.dim(0) == size.height && image.dim(1) == size.width) return image;
+  if (keep_aspect_ratio) image = crop_to_aspect_ratio(image, size);
   return resize(image, size, method);
+}
+
+// Keras' standardize after the transform, in place on one image [h, w, c] at x: the
+// preprocessing_function, rescale (unless the transform already applied it), then sample-wise
+// centring and normalisation in float32, the statistics summed in double.
+void standardize_values(const ImageDataGeneratorOptions& o, bool rescale, float* x,
+                        const Shape& shape) {
+  const int64_t n = shape.num_elements();
+  if (o.preprocessing_function) {
+    // The function gets a tensor of its own: it may keep it, and x is a slot of a reused batch.
+    Tensor image(DType::kFloat32, shape);
+    std::copy(x, x + n, image.data<float>());
+    const Tensor result = o.preprocessing_function(image);
+    if (result.dtype() != DType::kFloat32 || result.shape() != shape) {
+      throw InvalidArgument(
+          str_cat("image_data_generator: preprocessing_function must return float32", shape,
+                  ", got ", dtype_name(result.dtype()), result.shape()));
+    }
+    std::copy(result.data<float>(), result.data<float>() + n, x);
+  }
+  if (rescale && o.rescale != 0) {
+    for (int64_t i = 0; i < n; ++i) x[i] *= o.rescale;
+  }
+  if (n == 0) return;
+  if (o.samplewise_center) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+    const auto mean = static_cast<float>(sum / static_cast<double>(n));
+    for (int64_t i = 0; i < n; ++i) x[i] -= mean;
+  }
+  if (o.samplewise_std_normalization) {
+    double sum = 0, squares = 0;
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+    const double mean = sum / static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i) squares += (x[i] - mean) * (x[i] - mean);
+    const float denominator =
+        static_cast<float>(std::sqrt(squares / static_cast<double>(n))) + 1e-6f;
+    for (int64_t i = 0; i < n; ++i) x[i] /= denominator;
+  }
+}
+
+double uniform(Random& random, double low, double high) {
+  return low + (high - low) * random.uniform_double();
+}
+
+int color_channels(ColorMode mode) {
+  switch (mode) {
+    case ColorMode::kGrayscale:
+      return 1;
+    case ColorMode::kRgba:
+      return 4;
+    case ColorMode::kRgb:
+      break;
+  }
+  return 3;
 }
 
 // Keras' labels for a batch: one-hot float32 [b, K] for categorical, the class index as float32
@@ -181,11 +271,120 @@ ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options)
                 .horizontal_flip = options.horizontal_flip,
                 .vertical_flip = options.vertical_flip} {
   check_random_transform_options(geometry_);
+  const auto refuse = [](bool set, const char* name) {
+    if (set) {
+      throw Unimplemented(str_cat("image_data_generator: ", name,
+                                  " needs statistics of the data set (Keras' fit()), which sluice "
+                                  "does not compute; use samplewise_center / "
+                                  "samplewise_std_normalization or normalize() in a map"));
+    }
+  };
+  refuse(options.featurewise_center, "featurewise_center");
+  refuse(options.featurewise_std_normalization, "featurewise_std_normalization");
+  refuse(options.zca_whitening, "zca_whitening");
+  if (!(options.channel_shift_range >= 0)) {
+    throw InvalidArgument(str_cat("image_data_generator: channel_shift_range must be >= 0, got ",
+                                  options.channel_shift_range));
+  }
+  if (options.brightness_range) {
+    const BrightnessRange& b = *options.brightness_range;
+    if (!(b.lower >= 0 && b.lower <= b.upper)) {
+      throw InvalidArgument(
+          str_cat("image_data_generator: brightness_range must be [lower, upper] "
+                  "with 0 <= lower <= upper, got [",
+                  b.lower, ", ", b.upper, "]"));
+    }
+  }
+  if (!(options.validation_split >= 0 && options.validation_split < 1)) {
+    throw InvalidArgument(str_cat("image_data_generator: validation_split must be in [0, 1), got ",
+                                  options.validation_split));
+  }
+  // Keras: samplewise_std_normalization overrides samplewise_center (turns it on).
+  if (options_.samplewise_std_normalization) options_.samplewise_center = true;
 }
 
-AffineTransformParams ImageDataGenerator::get_random_transform(int64_t height, int64_t width,
-                                                               Random& random) const {
-  return random_transform_params(geometry_, height, width, random);
+TransformParams ImageDataGenerator::get_random_transform(int64_t height, int64_t width,
+                                                         Random& random) const {
+  TransformParams p;
+  p.geometry = random_transform_params(geometry_, height, width, random);
+  if (options_.channel_shift_range != 0) {
+    p.channel_shift_intensity =
+        uniform(random, -options_.channel_shift_range, options_.channel_shift_range);
+  }
+  if (options_.brightness_range) {
+    p.brightness =
+        uniform(random, options_.brightness_range->lower, options_.brightness_range->upper);
+  }
+  return p;
+}
+
+void ImageDataGenerator::transform_into(const Tensor& image, const TransformParams& params,
+                                        float* out) const {
+  const int64_t pixels = image.dim(0) * image.dim(1), channels = image.dim(2);
+  const int64_t n = pixels * channels;
+  // Colour changes and preprocessing_function work in 0-255 units, so rescale waits for them;
+  // without them the resampling pass applies it for free.
+  const bool late_rescale = params.channel_shift_intensity || params.brightness ||
+                            static_cast<bool>(options_.preprocessing_function);
+  const float scale = !late_rescale && options_.rescale != 0 ? options_.rescale : 1.0f;
+  apply_affine_transform_to_float(image, params.geometry, options_.fill_mode, options_.cval, scale,
+                                  out);
+  // Keras applies the flips between these two; both are per-pixel, so the order does not matter.
+  if (params.channel_shift_intensity) {
+    apply_channel_shift(out, n, static_cast<float>(*params.channel_shift_intensity));
+  }
+  if (params.brightness) {
+    apply_brightness_shift(out, pixels, channels, static_cast<float>(*params.brightness));
+  }
+  standardize_values(options_, late_rescale, out, image.shape());
+}
+
+Tensor ImageDataGenerator::apply_transform(const Tensor& image,
+                                           const TransformParams& params) const {
+  if (image.rank() != 3 || (image.dtype() != DType::kUInt8 && image.dtype() != DType::kFloat32)) {
+    throw InvalidArgument(
+        str_cat("image_data_generator: apply_transform expects one image [h, w, "
+                "c] of uint8 or float32, got ",
+                dtype_name(image.dtype()), image.shape()));
+  }
+  Tensor out(DType::kFloat32, image.shape());
+  float* x = out.data<float>();
+  const int64_t pixels = image.dim(0) * image.dim(1), channels = image.dim(2);
+  apply_affine_transform_to_float(image, params.geometry, options_.fill_mode, options_.cval, 1.0f,
+                                  x);
+  if (params.channel_shift_intensity) {
+    apply_channel_shift(x, pixels * channels, static_cast<float>(*params.channel_shift_intensity));
+  }
+  if (params.brightness) {
+    // The checks of the tensor op (channels 1, 3 or 4).
+    return apply_brightness_shift(out, static_cast<float>(*params.brightness));
+  }
+  return out;
+}
+
+Tensor ImageDataGenerator::standardize(const Tensor& image) const {
+  if (image.dtype() != DType::kFloat32) {
+    throw InvalidArgument(str_cat("image_data_generator: standardize expects float32 pixels, got ",
+                                  dtype_name(image.dtype()), image.shape()));
+  }
+  Tensor out = image.clone();
+  if (image.rank() != 3) {
+    throw InvalidArgument(
+        str_cat("image_data_generator: standardize expects one image [h, w, c], got shape ",
+                image.shape()));
+  }
+  standardize_values(options_, true, out.data<float>(), out.shape());
+  return out;
+}
+
+Tensor ImageDataGenerator::random_transform(const Tensor& image, Random& random) const {
+  if (image.rank() != 3) {
+    throw InvalidArgument(
+        str_cat("image_data_generator: random_transform expects one image [h, w, c], got shape ",
+                image.shape()));
+  }
+  return standardize(
+      apply_transform(image, get_random_transform(image.dim(0), image.dim(1), random)));
 }
 
 DirectoryFlow ImageDataGenerator::flow_from_directory(
@@ -203,7 +402,9 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
   ImageFolder folder = image_folder(directory, {.classes = options.classes,
                                                 .class_mode = ClassMode::kSparse,
                                                 .follow_links = options.follow_links,
-                                                .verbose = options.verbose});
+                                                .verbose = options.verbose,
+                                                .validation_split = options_.validation_split,
+                                                .subset = options.subset});
   auto state = std::make_shared<FlowState>();
   state->filenames = folder.filenames;
   state->labels = folder.labels;
@@ -221,20 +422,20 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
                   [state, batch_size] { return std::make_unique<FlowSource>(state, batch_size); }));
 
   const ImageSize size = options.target_size;
-  const int channels = options.color_mode == ColorMode::kGrayscale ? 1 : 3;
+  const int channels = color_channels(options.color_mode);
+  const bool keep_aspect_ratio = options.keep_aspect_ratio;
   const int64_t per_image = size.height * size.width * channels;
   const ResizeMethod method = options.interpolation;
   const ClassMode mode = options.class_mode;
   const ImageDataGenerator generator = *this;
-  const float scale = options_.rescale != 0 ? options_.rescale : 1.0f;
   auto pool = std::make_shared<BatchBufferPool>(static_cast<size_t>(batch_size * per_image) *
                                                 sizeof(float));
   std::shared_ptr<const FlowState> shared = state;
   // One task per batch: each image is decoded, resized and transformed straight into its slot of
   // the batch, so an image is written once and never copied. Image j of the pass draws its
   // transform from (seed, pass, j) alone.
-  auto load_batch = [shared, size, channels, per_image, method, mode, generator, scale, pool,
-                     batch_size](Element e, const ElementContext& ctx) {
+  auto load_batch = [shared, size, channels, per_image, method, keep_aspect_ratio, mode, generator,
+                     pool, batch_size](Element e, const ElementContext& ctx) {
     const auto indices = e[0].values<int64_t>();
     const auto b = static_cast<int64_t>(indices.size());
     Tensor images = pool->take(Shape{b, size.height, size.width, channels});
@@ -244,23 +445,23 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
       Tensor image;
       try {
         if (shared->archive.empty()) {
-          image = decode_to_size(read_file_bytes(path), size, method, channels, path);
+          image = decode_to_size(read_file_bytes(path), size, method, channels, keep_aspect_ratio,
+                                 path);
         } else {
           image = decode_to_size(e[1].values<std::string>()[static_cast<size_t>(i)], size, method,
-                                 channels, path);
+                                 channels, keep_aspect_ratio, path);
         }
       } catch (...) {
         std::rethrow_exception(
             add_error_context(std::current_exception(), str_cat(" [file ", path, "]")));
       }
       Random random(ctx.seed, static_cast<uint64_t>(ctx.index * batch_size + i));
-      const AffineTransformParams params =
+      const TransformParams params =
           generator.get_random_transform(size.height, size.width, random);
-      apply_affine_transform_to_float(image, params, generator.options().fill_mode,
-                                      generator.options().cval, scale,
-                                      images.data<float>() + i * per_image);
+      generator.transform_into(image, params, images.data<float>() + i * per_image);
     }
     if (mode == ClassMode::kNone) return Element{{"image", std::move(images)}};
+    if (mode == ClassMode::kInput) return Element{{"image", images}, {"label", images}};
     return Element{{"image", std::move(images)}, {"label", batch_labels(*shared, indices, mode)}};
   };
   Dataset batches = source.map(

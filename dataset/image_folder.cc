@@ -68,9 +68,10 @@ Tensor class_label(int64_t index, int64_t num_classes, ClassMode mode) {
     case ClassMode::kSparse:
       return Tensor::scalar<int64_t>(index);
     case ClassMode::kNone:
+    case ClassMode::kInput:
       break;
   }
-  throw InvalidArgument("class_label: class_mode none has no labels");
+  throw InvalidArgument("class_label: class_mode none or input has no class label");
 }
 
 namespace {
@@ -81,6 +82,7 @@ Dataset listing_dataset(const std::vector<std::string>& filenames,
   Tensor paths = Tensor::from_strings(filenames);
   switch (mode) {
     case ClassMode::kNone:
+    case ClassMode::kInput:  // Refused by check_split_and_mode before a listing is made.
       return Dataset::from_tensor_slices(Element{{"path", paths}});
     case ClassMode::kSparse:
       return Dataset::from_tensor_slices(
@@ -122,6 +124,37 @@ std::set<std::string> extension_set(const ImageFolderOptions& options) {
     extensions.insert(lower(e.starts_with('.') ? e.substr(1) : e));
   }
   return extensions;
+}
+
+// The options image_folder checks before listing: class_mode and Keras' split.
+void check_split_and_mode(const ImageFolderOptions& options) {
+  if (options.class_mode == ClassMode::kInput) {
+    throw InvalidArgument(
+        "image_folder: class_mode input (the image as its own label) needs the images; use "
+        "flow_from_directory, or decode_image_folder with class_mode none");
+  }
+  if (!(options.validation_split >= 0 && options.validation_split < 1)) {
+    throw InvalidArgument(str_cat("image_folder: validation_split must be in [0, 1), got ",
+                                  options.validation_split));
+  }
+  if (!options.subset.empty() && options.subset != "training" && options.subset != "validation") {
+    throw InvalidArgument(
+        str_cat("image_folder: subset must be \"training\" or \"validation\", got \"",
+                options.subset, "\""));
+  }
+  if (!options.subset.empty() && options.validation_split == 0) {
+    throw InvalidArgument(str_cat("image_folder: subset \"", options.subset,
+                                  "\" needs a validation_split in (0, 1)"));
+  }
+}
+
+// The part of a class's n sorted files the subset keeps, as Keras' split (int(v * n) is the cut,
+// truncating as Python's int()).
+std::pair<size_t, size_t> subset_range(size_t n, const ImageFolderOptions& options) {
+  if (options.subset.empty()) return {0, n};
+  const auto cut = static_cast<size_t>(options.validation_split * static_cast<double>(n));
+  if (options.subset == "validation") return {0, cut};
+  return {cut, n};
 }
 
 // Class names as given, or found; checks the count for kBinary and duplicates.
@@ -181,8 +214,10 @@ Listing list_directory(const std::string& dir, const ImageFolderOptions& options
     if (!fs::is_directory(class_dir, ec)) {
       throw NotFound(str_cat("image_folder: class folder ", class_dir.string(), " does not exist"));
     }
-    for (std::string& file : list_class(class_dir, extensions, options.follow_links)) {
-      folder.filenames.push_back(std::move(file));
+    std::vector<std::string> files = list_class(class_dir, extensions, options.follow_links);
+    const auto [begin, end] = subset_range(files.size(), options);
+    for (size_t i = begin; i < end; ++i) {
+      folder.filenames.push_back(std::move(files[i]));
       folder.labels.push_back(static_cast<int64_t>(c));
     }
   }
@@ -275,12 +310,16 @@ Listing list_archive(const std::string& archive, const std::string& subpath,
           str_cat("image_folder: class folder ", folder.root, "/", name, " does not exist"));
     }
     const std::string class_prefix = name + "/";
+    std::vector<std::map<std::string, ArchiveMemberRef>::const_iterator> kept;
     for (auto it = files.lower_bound(class_prefix);
          it != files.end() && it->first.starts_with(class_prefix); ++it) {
-      if (!allowed(fs::path(it->first), extensions)) continue;
-      folder.filenames.push_back(str_cat(folder.root, "/", it->first));
+      if (allowed(fs::path(it->first), extensions)) kept.push_back(it);
+    }
+    const auto [begin, end] = subset_range(kept.size(), options);
+    for (size_t i = begin; i < end; ++i) {
+      folder.filenames.push_back(str_cat(folder.root, "/", kept[i]->first));
       folder.labels.push_back(static_cast<int64_t>(c));
-      folder.members.push_back(it->second);
+      folder.members.push_back(kept[i]->second);
     }
   }
   return folder;
@@ -329,6 +368,7 @@ class ArchiveFolderSource final : public ElementSource {
 }  // namespace
 
 ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options) {
+  check_split_and_mode(options);
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return finish(list_directory(dir, options), options);
   const auto split = split_archive_path(dir);

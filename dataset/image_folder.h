@@ -25,6 +25,9 @@ enum class ClassMode {
   kBinary,       // float32 scalar 0 or 1; REQUIRES exactly two classes.
   kSparse,       // int64 scalar class index.
   kNone,         // No label component.
+  // The image itself as the label (autoencoders). Only flow_from_directory
+  // (dataset/image_data_generator.h) gives it; image_folder refuses it (it lists paths).
+  kInput,
 };
 
 struct ImageFolderOptions {
@@ -35,8 +38,16 @@ struct ImageFolderOptions {
   std::vector<std::string> allowed_extensions = {"jpg", "jpeg", "png", "bmp", "ppm", "tif", "tiff"};
   // Whether the listing descends through symbolic links to directories inside class folders.
   bool follow_links = false;
-  // Prints "Found N images belonging to K classes." to stdout, as Keras does.
+  // Prints "Found N images belonging to K classes." to stdout, as Keras does (N counts the
+  // subset's files when a subset is taken).
   bool verbose = true;
+  // Keras' flow_from_directory split: each class's sorted file list of n files is cut at
+  // int(validation_split * n); subset "validation" keeps the files before the cut, "training"
+  // those from it on, "" (the default) all of them. Nothing is shuffled, so the two subsets are
+  // disjoint and together give every file. Throws InvalidArgument for a validation_split outside
+  // [0, 1), another subset name, or a subset without a validation_split.
+  double validation_split = 0;
+  std::string subset;
   // For an archive: the folder inside it that holds the class folders, e.g.
   // "dataset/training_set" (empty: the archive's top level). It may also be given as part of the
   // path, "cats_and_dogs.zip/dataset/training_set"; both are joined when both are given.
@@ -49,10 +60,10 @@ struct ImageFolder {
   // Element i: {"path": string scalar, "label": as class_mode} ("path" only for kNone), in class
   // order, and within a class in sorted path order (files in nested folders included).
   Dataset dataset;
-  std::vector<std::string> class_names;               // Index → name.
-  std::map<std::string, int64_t> class_indices;       // Name → index (Keras' class_indices).
-  std::vector<std::string> filenames;                 // Element i's path.
-  std::vector<int64_t> labels;                        // Element i's class index.
+  std::vector<std::string> class_names;          // Index → name.
+  std::map<std::string, int64_t> class_indices;  // Name → index (Keras' class_indices).
+  std::vector<std::string> filenames;            // Element i's path.
+  std::vector<int64_t> labels;                   // Element i's class index.
   ClassMode class_mode = ClassMode::kCategorical;
   // What every path starts with: `dir`, or for an archive "<archive>/<sub-path>" (no trailing
   // slash), so path.substr(root.size() + 1) is the path relative to the folder in both cases.
@@ -71,8 +82,9 @@ struct ImageFolder {
 // (safe extraction refuses the first two); a member stored twice counts once, as its last copy.
 // Throws NotFound when `dir` (or the sub-path inside the archive) or a class given in
 // options.classes does not exist; InvalidArgument when `dir` has no class folders (and none are
-// given), for duplicate class names, or for kBinary without exactly two classes; the
-// ArchiveReader's errors for a corrupt archive. A class folder with no images is allowed.
+// given), for duplicate class names, for kBinary without exactly two classes, for kInput, or
+// for a bad validation_split / subset; the ArchiveReader's errors for a corrupt archive. A class
+// folder with no images is allowed.
 ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options = {});
 
 // The folder's files with their bytes, in the dataset's order: {"path": string, "bytes": string,

@@ -1,6 +1,7 @@
 #include "ops/color.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -123,6 +124,88 @@ Tensor random_contrast(const Tensor& images, float lower, float upper, Random& r
 Tensor random_contrast(const Tensor& images, float lower, float upper, uint64_t seed) {
   Random random(seed);
   return random_contrast(images, lower, upper, random);
+}
+
+namespace {
+
+// The float32 image (or batch) `op` works on, per image.
+ImageShape keras_float_image(const Tensor& images, const char* op) {
+  const ImageShape s = image_shape(images, op, /*allow_empty=*/true);
+  if (images.dtype() != DType::kFloat32) {
+    throw InvalidArgument(str_cat(op, ": expected float32 pixels (0-255 units), got ",
+                                  dtype_name(images.dtype()), images.shape()));
+  }
+  return s;
+}
+
+// PIL's Image.blend(black, image, factor) on one uint8 value: 0 + factor * v in float32,
+// truncated, clipped to [0, 255] (Blend.c).
+float pil_brightness(float u, float factor) {
+  const float v = factor * u;
+  if (v <= 0.0f) return 0.0f;
+  if (v >= 255.0f) return 255.0f;
+  return std::trunc(v);
+}
+
+}  // namespace
+
+void apply_channel_shift(float* values, int64_t n, float intensity) {
+  if (n == 0) return;
+  const auto [lo, hi] = std::minmax_element(values, values + n);
+  const float min = *lo, max = *hi;
+  for (int64_t i = 0; i < n; ++i) values[i] = std::clamp(values[i] + intensity, min, max);
+}
+
+Tensor apply_channel_shift(const Tensor& images, float intensity) {
+  const ImageShape s = keras_float_image(images, "apply_channel_shift");
+  Tensor out = images.clone();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    apply_channel_shift(out.data<float>() + b * s.image_elements(), s.image_elements(), intensity);
+  }
+  return out;
+}
+
+void apply_brightness_shift(float* values, int64_t pixels, int64_t channels, float brightness) {
+  const int64_t n = pixels * channels;
+  if (n == 0) return;
+  const auto [lo, hi] = std::minmax_element(values, values + n);
+  const float x_min = *lo, x_max = *hi;
+  // array_to_img(x, scale=local_scale): values outside [0, 255] are first mapped onto it, in
+  // float32 as numpy does (x - min, / max of that, * 255).
+  const bool local_scale = x_min < 0.0f || x_max > 255.0f;
+  const float range = x_max - x_min;
+  const int64_t alpha = channels == 4 ? 3 : -1;
+  for (int64_t p = 0; p < pixels; ++p) {
+    for (int64_t c = 0; c < channels; ++c) {
+      float& v = values[p * channels + c];
+      float x = v;
+      if (local_scale) {
+        x -= x_min;
+        if (range != 0.0f) x /= range;
+        x *= 255.0f;
+      }
+      // astype('uint8') of a value in [0, 255]: truncation.
+      const float u = std::trunc(x);
+      float y = c == alpha ? u : pil_brightness(u, brightness);
+      if (local_scale) y = y / 255.0f * range + x_min;
+      v = y;
+    }
+  }
+}
+
+Tensor apply_brightness_shift(const Tensor& images, float brightness) {
+  const ImageShape s = keras_float_image(images, "apply_brightness_shift");
+  if (s.channels != 1 && s.channels != 3 && s.channels != 4) {
+    throw InvalidArgument(str_cat(
+        "apply_brightness_shift: expected 1, 3 or 4 channels (PIL's L, RGB, RGBA), got shape ",
+        images.shape()));
+  }
+  Tensor out = images.clone();
+  for (int64_t b = 0; b < s.batch; ++b) {
+    apply_brightness_shift(out.data<float>() + b * s.image_elements(), s.height * s.width,
+                           s.channels, brightness);
+  }
+  return out;
 }
 
 }  // namespace sluice
