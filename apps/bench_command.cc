@@ -23,6 +23,8 @@
 #include "formats/image.h"
 #include "formats/jpeg.h"
 #include "formats/tfrecord_reader.h"
+#include "ops/image_codec.h"
+#include "ops/resize.h"
 
 namespace sluice::app {
 namespace {
@@ -208,16 +210,131 @@ struct ImagesFlags {
   int64_t batch = 32;
   bool augment = false;
   bool decode_only = false;
+  bool compare = false;
   int threads = 0;
   int epochs = 3;
   bool json = false;
 };
 
-// decode-only: the same files' bytes, held in memory, decoded at full size by a parallel map on
-// the same threads: the rate no pipeline over these files can beat. Otherwise: the folder through
-// image_data_generator (files read and decoded, DCT-scaled where it pays, resized, [augmented],
-// converted to float, one parallel task per batch) and prefetched. Each is run `epochs` times after
-// a warm-up pass; the best pass counts.
+// The pipelines `bench images` measures, each over the same files and threads.
+enum class ImagesMode {
+  kDecodeOnly,        // Bytes in memory, full-size decode: the limit of any pipeline here.
+  kPipeline,          // image_data_generator: read, decode [DCT-scaled], resize, batch.
+  kAugment,           // The same with the Keras augmentation (shear, zoom, horizontal flip).
+  kFullDecodeResize,  // Bytes in memory, full decode then resize: the DCT comparison's baseline.
+  kDctDecodeResize,   // Bytes in memory, decode at the DCT scale that suits the target, resize.
+};
+
+struct ImagesRun {
+  ImagesMode mode;
+  const char* key;  // Prefix of its fields in the last line of --compare.
+  Dataset dataset = Dataset::range(0);
+  std::string pipeline;
+  RunResult best;
+  double best_cpu = 1e300;
+  std::vector<double> rates;  // images/s of every timed pass, in order.
+};
+
+// The files' bytes, read once (so in-memory pipelines measure decoding, not the filesystem).
+Tensor folder_bytes(const ImageFolder& folder, const Options& options) {
+  std::vector<std::string> all;
+  all.reserve(folder.filenames.size());
+  Iterator files = image_folder_files(folder, kAutotune).make_iterator(options);
+  while (auto e = files.next()) all.push_back((*e)["bytes"].item<std::string>());
+  return Tensor::from_strings(all);
+}
+
+// Each in-memory mode is one task per image whose result is a scalar, so only the work named
+// runs: no batching, no copies.
+Dataset images_dataset(ImagesMode mode, const ImagesFlags& f, const Tensor& bytes,
+                       std::string& pipeline) {
+  const ImageSize size{f.size, f.size};
+  const auto in_memory = [&](auto fn) {
+    return Dataset::from_tensor_slices(Element{bytes})
+        .map(
+            [fn](const Tensor& b) {
+              return Tensor::scalar<int64_t>(fn(std::string_view(b.item<std::string>())).dim(0));
+            },
+            {.num_parallel_calls = kAutotune});
+  };
+  switch (mode) {
+    case ImagesMode::kDecodeOnly:
+      pipeline = "bytes in memory -> map(decode_jpeg full size, AUTOTUNE)";
+      return in_memory([](std::string_view b) { return decode_jpeg(b, {.channels = 3}); });
+    case ImagesMode::kFullDecodeResize:
+      pipeline = str_cat("bytes in memory -> map(decode_jpeg full size + resize to ", f.size,
+                         " bilinear, AUTOTUNE)");
+      return in_memory(
+          [size](std::string_view b) { return resize(decode_jpeg(b, {.channels = 3}), size); });
+    case ImagesMode::kDctDecodeResize:
+      pipeline = str_cat("bytes in memory -> map(decode_jpeg at the DCT scale >= ", f.size,
+                         " + resize bilinear, AUTOTUNE)");
+      return in_memory(
+          [size](std::string_view b) { return resize(decode_image_at_least(b, size, 3), size); });
+    case ImagesMode::kPipeline:
+    case ImagesMode::kAugment:
+      break;
+  }
+  const bool augment = mode == ImagesMode::kAugment;
+  ImageDataGeneratorOptions augmentation{.rescale = 1 / 255.f};
+  if (augment) {
+    augmentation.shear_range = 0.2;
+    augmentation.zoom_range = 0.2;
+    augmentation.horizontal_flip = true;
+  }
+  pipeline = str_cat("image_data_generator(rescale 1/255",
+                     augment ? ", shear 0.2, zoom 0.2, horizontal flip" : "",
+                     ").flow_from_directory(size ", f.size, ", batch ", f.batch,
+                     ", bilinear; read + decode [DCT-scaled] + resize + transform per batch "
+                     "task, AUTOTUNE) -> prefetch(2)");
+  return image_data_generator(augmentation)
+      .flow_from_directory(f.dir, {.target_size = {f.size, f.size},
+                                   .batch_size = f.batch,
+                                   .class_mode = ClassMode::kSparse,
+                                   .interpolation = ResizeMethod::kBilinear,
+                                   .verbose = false})
+      .dataset.prefetch(2);
+}
+
+// One timed pass of `run`: its images/s is kept, and the pass if it is the fastest yet.
+void time_pass(ImagesRun& run, const Options& options) {
+  const double cpu_start = process_cpu_seconds();
+  RunResult r = drain(run.dataset, options);
+  run.best_cpu = std::min(run.best_cpu, process_cpu_seconds() - cpu_start);
+  run.rates.push_back(static_cast<double>(r.elements) / r.seconds);
+  if (run.best.elements == 0 || r.seconds < run.best.seconds) run.best = std::move(r);
+}
+
+double images_per_sec(const ImagesRun& run) {
+  return static_cast<double>(run.best.elements) / run.best.seconds;
+}
+
+// The least CPU seconds (all threads) one pass took per image: the work an image costs, which
+// other processes on the machine change less than they change wall-clock rates.
+double cpu_per_image(const ImagesRun& run) {
+  return run.best_cpu / static_cast<double>(run.best.elements);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The median over passes of a / b, pass by pass: a and b ran back to back, so the ratio of one
+// pair is little moved by what else the machine was doing then.
+double paired_ratio(const ImagesRun& a, const ImagesRun& b) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < std::min(a.rates.size(), b.rates.size()); ++i) {
+    ratios.push_back(a.rates[i] / b.rates[i]);
+  }
+  return median(std::move(ratios));
+}
+
+// One mode (decode-only or the generator, [augmented]), or with --compare every mode, the passes
+// interleaved (one pass of each mode per round) so that all see the same machine. Each mode runs
+// once to warm up (page cache, allocator, thread arenas), then `epochs` timed passes; the fastest
+// pass is its table and images/s.
 void run_images(const ImagesFlags& f) {
   ImageFolderOptions listing;
   listing.class_mode = ClassMode::kSparse;
@@ -225,64 +342,84 @@ void run_images(const ImagesFlags& f) {
   const ImageFolder folder = image_folder(f.dir, listing);
   const auto n = static_cast<int64_t>(folder.filenames.size());
   if (n == 0) throw InvalidArgument(str_cat("bench images: no images in ", f.dir));
+  if (f.size <= 0 || f.batch <= 0) {
+    throw InvalidArgument(str_cat("bench images: --size and --batch must be positive, got ", f.size,
+                                  " and ", f.batch));
+  }
   Options options;
   options.threads = f.threads > 0 ? std::optional<int>(f.threads) : std::nullopt;
-  Dataset ds = Dataset::range(0);
-  std::string pipeline;
-  if (f.decode_only) {
-    std::vector<std::string> all;
-    all.reserve(static_cast<size_t>(n));
-    Iterator files = image_folder_files(folder, kAutotune).make_iterator(options);
-    while (auto e = files.next()) all.push_back((*e)["bytes"].item<std::string>());
-    ds = Dataset::from_tensor_slices(Element{Tensor::from_strings(all)})
-             .map(
-                 [](const Tensor& bytes) {
-                   return Tensor::scalar<int64_t>(
-                       decode_jpeg(bytes.item<std::string>(), {.channels = 3}).dim(0));
-                 },
-                 {.num_parallel_calls = kAutotune});
-    pipeline = "bytes in memory -> map(decode_jpeg full size, AUTOTUNE)";
+
+  std::vector<ImagesRun> runs;
+  if (f.compare) {
+    runs = {{ImagesMode::kDecodeOnly, "decode_only"},
+            {ImagesMode::kPipeline, "pipeline"},
+            {ImagesMode::kAugment, "augment"},
+            {ImagesMode::kFullDecodeResize, "full_decode_resize"},
+            {ImagesMode::kDctDecodeResize, "dct_decode_resize"}};
   } else {
-    ImageDataGeneratorOptions augmentation{.rescale = 1 / 255.f};
-    if (f.augment) {
-      augmentation.shear_range = 0.2;
-      augmentation.zoom_range = 0.2;
-      augmentation.horizontal_flip = true;
-    }
-    ds = image_data_generator(augmentation)
-             .flow_from_directory(f.dir, {.target_size = {f.size, f.size},
-                                          .batch_size = f.batch,
-                                          .class_mode = ClassMode::kSparse,
-                                          .interpolation = ResizeMethod::kBilinear,
-                                          .verbose = false})
-             .dataset.prefetch(2);
-    pipeline = str_cat("image_data_generator(rescale 1/255",
-                       f.augment ? ", shear 0.2, zoom 0.2, horizontal flip" : "",
-                       ").flow_from_directory(size ", f.size, ", batch ", f.batch,
-                       ", bilinear; read + decode [DCT-scaled] + resize + transform per batch "
-                       "task, AUTOTUNE) -> prefetch(2)");
+    runs = {{f.decode_only ? ImagesMode::kDecodeOnly
+             : f.augment   ? ImagesMode::kAugment
+                           : ImagesMode::kPipeline,
+             "images"}};
   }
-  drain(ds, options);  // Warm-up: page cache, allocator, thread arena.
-  // CPU time per image says how much work an image costs even when other processes share the
-  // cores (wall-clock rates then depend on the load); the least of the passes counts.
-  RunResult best;
-  best.seconds = 1e300;
-  double best_cpu = 1e300;
-  for (int epoch = 0; epoch < std::max(f.epochs, 1); ++epoch) {
-    const double cpu_start = process_cpu_seconds();
-    RunResult r = drain(ds, options);
-    best_cpu = std::min(best_cpu, process_cpu_seconds() - cpu_start);
-    if (r.seconds < best.seconds) best = std::move(r);
+  const bool need_bytes = std::any_of(runs.begin(), runs.end(), [](const ImagesRun& r) {
+    return r.mode != ImagesMode::kPipeline && r.mode != ImagesMode::kAugment;
+  });
+  const Tensor bytes = need_bytes ? folder_bytes(folder, options) : Tensor();
+  for (ImagesRun& run : runs) run.dataset = images_dataset(run.mode, f, bytes, run.pipeline);
+  for (ImagesRun& run : runs) drain(run.dataset, options);  // Warm-up.
+  const int passes = std::max(f.epochs, 1);
+  for (int pass = 0; pass < passes; ++pass) {
+    for (ImagesRun& run : runs) time_pass(run, options);
   }
-  std::printf("pipeline: %s\n%lld images, threads=%s, best of %d passes: %.3f s\n%s",
-              pipeline.c_str(), static_cast<long long>(n),
-              f.threads > 0 ? std::to_string(f.threads).c_str() : "all", std::max(f.epochs, 1),
-              best.seconds, best.table.c_str());
+
+  const std::string threads = f.threads > 0 ? std::to_string(f.threads) : "all";
+  for (const ImagesRun& run : runs) {
+    std::printf(
+        "pipeline: %s\n%lld images, threads=%s, best of %d passes: %.3f s, %.0f images/s\n%s",
+        run.pipeline.c_str(), static_cast<long long>(n), threads.c_str(), passes, run.best.seconds,
+        images_per_sec(run), run.best.table.c_str());
+  }
   Report report;
-  report.add("images", static_cast<long long>(best.elements));
-  report.add("seconds", best.seconds, 3);
-  report.add("cpu_us_per_image", best_cpu * 1e6 / static_cast<double>(best.elements), 1);
-  report.add("images_per_sec", static_cast<double>(best.elements) / best.seconds);
+  if (!f.compare) {
+    // CPU time per image says how much work an image costs even when other processes share the
+    // cores (wall-clock rates then depend on the load); the least of the passes counts.
+    const ImagesRun& run = runs[0];
+    report.add("images", static_cast<long long>(run.best.elements));
+    report.add("seconds", run.best.seconds, 3);
+    report.add("cpu_us_per_image", run.best_cpu * 1e6 / static_cast<double>(run.best.elements), 1);
+    report.add("images_per_sec", images_per_sec(run));
+    report.print(f.json);
+    return;
+  }
+  const ImagesRun& decode = runs[0];
+  const ImagesRun& pipeline = runs[1];
+  const ImagesRun& augment = runs[2];
+  const ImagesRun& full = runs[3];
+  const ImagesRun& dct = runs[4];
+  std::printf("\n%-22s %14s %14s %16s\n", "mode", "images/s best", "images/s med.",
+              "cpu us/image min");
+  for (const ImagesRun& run : runs) {
+    std::printf("%-22s %14.0f %14.0f %16.1f\n", run.key, images_per_sec(run), median(run.rates),
+                cpu_per_image(run) * 1e6);
+  }
+  std::printf(
+      "ratios (median over passes of the pair run back to back): pipeline/decode-only %.3f, "
+      "augment/decode-only %.3f, DCT/full decode+resize %.3f\n",
+      paired_ratio(pipeline, decode), paired_ratio(augment, decode), paired_ratio(dct, full));
+  report.add("images", static_cast<long long>(n));
+  report.add("passes", static_cast<long long>(passes));
+  for (const ImagesRun& run : runs) {
+    report.add(str_cat(run.key, "_images_per_sec"), images_per_sec(run));
+    report.add(str_cat(run.key, "_cpu_us_per_image"), cpu_per_image(run) * 1e6, 1);
+  }
+  report.add("pipeline_ratio", paired_ratio(pipeline, decode), 3);
+  report.add("augment_ratio", paired_ratio(augment, decode), 3);
+  report.add("dct_speedup", paired_ratio(dct, full), 3);
+  report.add("pipeline_cpu_ratio", cpu_per_image(decode) / cpu_per_image(pipeline), 3);
+  report.add("augment_cpu_ratio", cpu_per_image(decode) / cpu_per_image(augment), 3);
+  report.add("dct_cpu_speedup", cpu_per_image(full) / cpu_per_image(dct), 3);
+  report.add("images_per_sec", images_per_sec(pipeline));
   report.print(f.json);
 }
 
@@ -349,10 +486,13 @@ void add_bench_command(CLI::App& app) {
                    "Keras augmentation: shear 0.2, zoom 0.2, horizontal flip");
   images->add_flag("--decode-only", images_flags->decode_only,
                    "Only decode the same files (bytes in memory) on the same threads");
+  images->add_flag("--compare", images_flags->compare,
+                   "Every mode side by side, passes interleaved: decode-only, the pipeline, "
+                   "augmented, and full vs DCT-scaled decode + resize; prints their ratios");
   images->add_option("--threads", images_flags->threads, "Thread budget (default: all cores)");
   images
       ->add_option("--epochs", images_flags->epochs,
-                   "Timed passes after a warm-up; the best counts")
+                   "Timed passes (of each mode) after a warm-up; the best counts")
       ->capture_default_str();
   images->add_flag("--json", images_flags->json, "Print the last line as JSON");
   images->callback([f = images_flags] { run_images(*f); });

@@ -1,8 +1,9 @@
 // Google Benchmark micro-benchmarks of ops/: bilinear resize of uint8 RGB images (the hot path of
-// the image pipeline), JPEG decoding next to decode + resize of the same bytes, and the fused
-// decode_and_resize (DCT-scaled decode) next to a full decode followed by resize. Issue 4's target:
-// for sources at least 4x the target on each side, decode_and_resize >= 1.5x faster than a full
-// decode + resize. Items are images; compare figures of the same run (the machine may be shared).
+// the image pipeline) and resize_into a batch slot, JPEG decoding next to decode + resize of the
+// same bytes, and the fused decode_and_resize (DCT-scaled decode) next to a full decode followed by
+// resize. Issue 4's target: for sources at least 4x the target on each side, decode_and_resize
+// >= 1.5x faster than a full decode + resize. Items are images; compare figures of the same run
+// (the machine may be shared).
 //
 // The JPEGs are synthetic (smooth shapes plus noise, about 2 bits per pixel at quality 90, like
 // photographs). SLUICE_BENCH_JPEG=FILE adds the decode benchmarks on a real JPEG, resized to a
@@ -16,6 +17,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ops/image_codec.h"
 #include "ops/resize.h"
@@ -58,6 +60,36 @@ void BM_ResizeBilinearUint8(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ResizeBilinearUint8)->Args({128, 224})->Args({512, 224})->Args({128, 128});
+
+// What a batch task does with a decoded image when no augmentation follows: resize, then copy the
+// result times 1/255 into the image's slot of the batch (two passes over a float image), next to
+// resize_into writing the scaled values straight into the slot. Args: source height and width,
+// target side.
+void BM_ResizeThenScaleIntoSlot(benchmark::State& state) {
+  const Tensor image = photo(state.range(0), state.range(1));
+  const ImageSize size{state.range(2), state.range(2)};
+  std::vector<float> slot(static_cast<size_t>(size.height * size.width * 3));
+  for (auto _ : state) {
+    const Tensor resized = resize(image, size);
+    const float* in = resized.data<float>();
+    for (size_t i = 0; i < slot.size(); ++i) slot[i] = in[i] * (1 / 255.0f);
+    benchmark::DoNotOptimize(slot.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ResizeThenScaleIntoSlot)->Args({128, 160, 128})->Args({512, 512, 224});
+
+void BM_ResizeIntoSlot(benchmark::State& state) {
+  const Tensor image = photo(state.range(0), state.range(1));
+  const ImageSize size{state.range(2), state.range(2)};
+  std::vector<float> slot(static_cast<size_t>(size.height * size.width * 3));
+  for (auto _ : state) {
+    resize_into(image, size, slot.data(), 1 / 255.0f);
+    benchmark::DoNotOptimize(slot.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ResizeIntoSlot)->Args({128, 160, 128})->Args({512, 512, 224});
 
 void BM_DecodeJpeg(benchmark::State& state) {
   const Tensor& bytes = jpeg_of_size(state.range(0));

@@ -60,7 +60,7 @@ Tensor convert_image_dtype(const Tensor& image, DType dtype) {
 
 Tensor rescale(const Tensor& image, float scale, float offset) {
   check_numeric_image(image, "rescale");
-  Tensor result(DType::kFloat32, image.shape());
+  Tensor result = uninitialized_tensor(DType::kFloat32, image.shape());
   float* out = result.data<float>();
   for_each_float(image, [&](int64_t i, float x) { out[i] = x * scale + offset; });
   return result;
@@ -86,7 +86,7 @@ Tensor normalize(const Tensor& image, const std::vector<float>& mean,
     m[c] = mean.size() == 1 ? mean[0] : mean[c];
     deviation[c] = s;
   }
-  Tensor result(DType::kFloat32, image.shape());
+  Tensor result = uninitialized_tensor(DType::kFloat32, image.shape());
   float* out = result.data<float>();
   for_each_float(image, [&](int64_t i, float x) {
     const int64_t c = i % channels;

@@ -27,6 +27,13 @@ float resize_scale(int64_t in, int64_t out) {
 }
 float half_pixel(int64_t x, float scale) { return (static_cast<float>(x) + 0.5f) * scale - 0.5f; }
 
+// out[i] *= scale for n values; a no-op for 1. Applied to each output row as soon as it is
+// complete (still in cache), so the results are exactly the unscaled ones times the scale.
+inline void scale_values(float* out, int64_t n, float scale) {
+  if (scale == 1.0f) return;
+  for (int64_t i = 0; i < n; ++i) out[i] *= scale;
+}
+
 // ---- Bilinear: TF's out = top + (bottom - top) * y_lerp, with top and bottom each
 // left + (right - left) * x_lerp. Separable, so each axis is a pass of 1-D lerps with precomputed
 // indices and weights. When the height grows (or stays), each needed input row is interpolated
@@ -141,7 +148,7 @@ inline void lerp_rows(const uint8_t* a, const uint8_t* b, float lerp, int64_t n,
 // Height grows or stays: horizontal pass per needed input row (cached), then blend rows.
 template <int kChannels, class T>
 void bilinear_rows_first(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w,
-                         const LerpAxis& y_axis, const LerpAxis& x_axis, float* out,
+                         const LerpAxis& y_axis, const LerpAxis& x_axis, float scale, float* out,
                          std::vector<float>& buffer) {
   const int64_t in_row = s.width * s.channels, out_row = out_w * s.channels;
   buffer.resize(2 * out_row + in_row);
@@ -162,6 +169,16 @@ void bilinear_rows_first(const T* in, const ImageShape& s, int64_t out_h, int64_
   int64_t row_a = -1, row_b = -1;  // The input rows held in a and b.
   for (int64_t y = 0; y < out_h; ++y) {
     const int64_t lo = y_axis.lower[y], hi = y_axis.upper[y];
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      // A weight of 0 on the lower row (every row when the height is kept, as after a DCT-scaled
+      // decode): top + (bottom - top) * 0 is top exactly for the finite values of a uint8 image,
+      // so the interpolated row is the output row.
+      if (y_axis.lerp[y] == 0.0f) {
+        interpolate_row(lo, out + y * out_row);
+        scale_values(out + y * out_row, out_row, scale);
+        continue;
+      }
+    }
     if (lo != row_a) {
       if (lo == row_b) {
         std::swap(a, b);
@@ -176,13 +193,14 @@ void bilinear_rows_first(const T* in, const ImageShape& s, int64_t out_h, int64_
       row_b = hi;
     }
     lerp_rows(a, hi == row_a ? a : b, y_axis.lerp[y], out_row, out + y * out_row);
+    scale_values(out + y * out_row, out_row, scale);
   }
 }
 
 // Height shrinks: blend the two input rows, then the horizontal pass on the blend.
 template <int kChannels, class T>
 void bilinear_columns_last(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w,
-                           const LerpAxis& y_axis, const LerpAxis& x_axis, float* out,
+                           const LerpAxis& y_axis, const LerpAxis& x_axis, float scale, float* out,
                            std::vector<float>& buffer) {
   const int64_t in_row = s.width * s.channels, out_row = out_w * s.channels;
   buffer.resize(in_row);
@@ -194,22 +212,24 @@ void bilinear_columns_last(const T* in, const ImageShape& s, int64_t out_h, int6
       lerp_rows(in + lo * in_row, in + hi * in_row, y_axis.lerp[y], in_row, buffer.data());
       lerp_columns<kChannels>(buffer.data(), in_row, x_axis, s.channels, out + y * out_row);
     }
+    scale_values(out + y * out_row, out_row, scale);
   }
 }
 
 template <int kChannels, class T>
 void bilinear_image(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w,
-                    const LerpAxis& y_axis, const LerpAxis& x_axis, float* out,
+                    const LerpAxis& y_axis, const LerpAxis& x_axis, float scale, float* out,
                     std::vector<float>& buffer) {
   if (out_h >= s.height) {
-    bilinear_rows_first<kChannels>(in, s, out_h, out_w, y_axis, x_axis, out, buffer);
+    bilinear_rows_first<kChannels>(in, s, out_h, out_w, y_axis, x_axis, scale, out, buffer);
   } else {
-    bilinear_columns_last<kChannels>(in, s, out_h, out_w, y_axis, x_axis, out, buffer);
+    bilinear_columns_last<kChannels>(in, s, out_h, out_w, y_axis, x_axis, scale, out, buffer);
   }
 }
 
 template <class T>
-void bilinear(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w, float* out) {
+void bilinear(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w, float scale,
+              float* out) {
   const LerpAxis y_axis = lerp_axis(s.height, out_h, 1);
   const LerpAxis x_axis = lerp_axis(s.width, out_w, s.channels);
   std::vector<float> buffer;
@@ -219,16 +239,16 @@ void bilinear(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w, fl
     float* dst = out + n * out_size;
     switch (s.channels) {
       case 1:
-        bilinear_image<1>(src, s, out_h, out_w, y_axis, x_axis, dst, buffer);
+        bilinear_image<1>(src, s, out_h, out_w, y_axis, x_axis, scale, dst, buffer);
         break;
       case 3:
-        bilinear_image<3>(src, s, out_h, out_w, y_axis, x_axis, dst, buffer);
+        bilinear_image<3>(src, s, out_h, out_w, y_axis, x_axis, scale, dst, buffer);
         break;
       case 4:
-        bilinear_image<4>(src, s, out_h, out_w, y_axis, x_axis, dst, buffer);
+        bilinear_image<4>(src, s, out_h, out_w, y_axis, x_axis, scale, dst, buffer);
         break;
       default:
-        bilinear_image<0>(src, s, out_h, out_w, y_axis, x_axis, dst, buffer);
+        bilinear_image<0>(src, s, out_h, out_w, y_axis, x_axis, scale, dst, buffer);
         break;
     }
   }
@@ -303,6 +323,8 @@ Taps area_taps(int64_t in, int64_t out) {
   for (int64_t i = 0; i < out; ++i) {
     const float begin = static_cast<float>(i) * scale;
     const float end = static_cast<float>(i + 1) * scale;
+    // Unused taps (weight 0) read the window's first pixel, so a window stays a few neighbours.
+    std::fill_n(t.index.begin() + i * t.taps, t.taps, bound(ranges[i].first, in));
     for (int64_t v = ranges[i].first, k = 0; v < ranges[i].second; ++v, ++k) {
       const float fv = static_cast<float>(v);
       const float overlap =
@@ -361,18 +383,27 @@ Taps antialias_taps(int64_t in, int64_t out, float (*kernel)(float), float radiu
   return t;
 }
 
-// Horizontal pass over every input row into `tmp` [in_h, out_w, C], then the vertical pass.
+// Output row by output row: the vertical pass sums the horizontal pass of the input rows it
+// needs, each of which is computed once into a ring of taps + 1 rows while the windows of
+// consecutive output rows overlap, so the working set is a few rows rather than a whole
+// intermediate image.
 template <class T>
 void resample(const T* in, const ImageShape& s, const Taps& y_taps, const Taps& x_taps,
-              int64_t out_h, int64_t out_w, float* out) {
+              int64_t out_h, int64_t out_w, float scale, float* out) {
   const int64_t channels = s.channels;
   const int64_t row_size = out_w * channels;
-  std::vector<float> tmp(s.height * row_size);
+  const int64_t ring = y_taps.taps + 1;  // A window of taps consecutive rows never collides.
+  std::vector<float> rows(static_cast<size_t>(ring * row_size));
+  std::vector<int64_t> held(static_cast<size_t>(ring));
   for (int64_t n = 0; n < s.batch; ++n) {
     const T* image = in + n * s.image_elements();
-    for (int64_t r = 0; r < s.height; ++r) {
+    std::fill(held.begin(), held.end(), -1);
+    // Row r of the horizontal pass.
+    const auto horizontal = [&](int64_t r) -> const float* {
+      float* t = rows.data() + (r % ring) * row_size;
+      if (held[static_cast<size_t>(r % ring)] == r) return t;
+      held[static_cast<size_t>(r % ring)] = r;
       const T* row = image + r * s.width * channels;
-      float* t = tmp.data() + r * row_size;
       for (int64_t x = 0; x < out_w; ++x) {
         const int64_t* index = x_taps.index.data() + x * x_taps.taps;
         const float* weight = x_taps.weight.data() + x * x_taps.taps;
@@ -384,16 +415,18 @@ void resample(const T* in, const ImageShape& s, const Taps& y_taps, const Taps& 
           t[x * channels + c] = sum;
         }
       }
-    }
+      return t;
+    };
     float* image_out = out + n * out_h * row_size;
     for (int64_t y = 0; y < out_h; ++y) {
       float* o = image_out + y * row_size;
       std::fill(o, o + row_size, 0.0f);
       for (int64_t k = 0; k < y_taps.taps; ++k) {
         const float weight = y_taps.weight[y * y_taps.taps + k];
-        const float* t = tmp.data() + y_taps.index[y * y_taps.taps + k] * row_size;
+        const float* t = horizontal(y_taps.index[y * y_taps.taps + k]);
         for (int64_t i = 0; i < row_size; ++i) o[i] += weight * t[i];
       }
+      scale_values(o, row_size, scale);
     }
   }
 }
@@ -430,14 +463,19 @@ Tensor resize_nearest(const Tensor& images, const ImageShape& s, int64_t out_h, 
 
 template <class T>
 void resize_to_float(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w,
-                     ResizeMethod method, bool antialias, float* out) {
+                     ResizeMethod method, bool antialias, float scale, float* out) {
   if (method == ResizeMethod::kBilinear && !antialias) {
     if (out_h == s.height && out_w == s.width) {
       // Every sample lands on a pixel centre with weight 0 on its neighbour: a plain conversion.
-      std::copy(in, in + s.batch * s.image_elements(), out);
+      const int64_t n = s.batch * s.image_elements();
+      if (scale == 1.0f) {
+        std::copy(in, in + n, out);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
+      }
       return;
     }
-    bilinear(in, s, out_h, out_w, out);
+    bilinear(in, s, out_h, out_w, scale, out);
     return;
   }
   Taps y_taps, x_taps;
@@ -454,7 +492,35 @@ void resize_to_float(const T* in, const ImageShape& s, int64_t out_h, int64_t ou
     y_taps = bicubic_taps(s.height, out_h);
     x_taps = bicubic_taps(s.width, out_w);
   }
-  resample(in, s, y_taps, x_taps, out_h, out_w, out);
+  resample(in, s, y_taps, x_taps, out_h, out_w, scale, out);
+}
+
+// Nearest's picked values as float32, times scale.
+template <class T>
+void nearest_to_float(const T* in, const ImageShape& s, int64_t out_h, int64_t out_w, float scale,
+                      float* out) {
+  const std::vector<int64_t> ys = nearest_axis(s.height, out_h);
+  const std::vector<int64_t> xs = nearest_axis(s.width, out_w);
+  const int64_t c_count = s.channels;
+  for (int64_t n = 0; n < s.batch; ++n) {
+    const T* image = in + n * s.image_elements();
+    for (int64_t y = 0; y < out_h; ++y) {
+      const T* row = image + ys[y] * s.width * c_count;
+      for (int64_t x = 0; x < out_w; ++x) {
+        for (int64_t c = 0; c < c_count; ++c) {
+          *out++ = static_cast<float>(row[xs[x] * c_count + c]) * scale;
+        }
+      }
+    }
+  }
+}
+
+void check_size(const Tensor& images, ImageSize size, const char* op) {
+  if (size.height <= 0 || size.width <= 0) {
+    throw InvalidArgument(str_cat(op, ": the target size must be positive, got [", size.height,
+                                  ", ", size.width, "] for ", dtype_name(images.dtype()),
+                                  images.shape()));
+  }
 }
 
 }  // namespace
@@ -475,21 +541,39 @@ std::string_view resize_method_name(ResizeMethod method) {
 
 Tensor resize(const Tensor& images, ImageSize size, ResizeMethod method, bool antialias) {
   const ImageShape s = image_shape(images, "resize");
-  if (size.height <= 0 || size.width <= 0) {
-    throw InvalidArgument(str_cat("resize: the target size must be positive, got [", size.height,
-                                  ", ", size.width, "] for ", dtype_name(images.dtype()),
-                                  images.shape()));
-  }
+  check_size(images, size, "resize");
   if (method == ResizeMethod::kNearest) return resize_nearest(images, s, size.height, size.width);
   check_uint8_or_float(images, str_cat("resize (", resize_method_name(method), ")"));
   Tensor result = uninitialized_tensor(DType::kFloat32, s.with_size(size.height, size.width));
   float* out = result.data<float>();
   if (images.dtype() == DType::kUInt8) {
-    resize_to_float(images.data<uint8_t>(), s, size.height, size.width, method, antialias, out);
+    resize_to_float(images.data<uint8_t>(), s, size.height, size.width, method, antialias, 1.0f,
+                    out);
   } else {
-    resize_to_float(images.data<float>(), s, size.height, size.width, method, antialias, out);
+    resize_to_float(images.data<float>(), s, size.height, size.width, method, antialias, 1.0f, out);
   }
   return result;
+}
+
+void resize_into(const Tensor& images, ImageSize size, float* out, float scale, ResizeMethod method,
+                 bool antialias) {
+  const ImageShape s = image_shape(images, "resize_into");
+  check_size(images, size, "resize_into");
+  check_uint8_or_float(images, str_cat("resize_into (", resize_method_name(method), ")"));
+  const bool u8 = images.dtype() == DType::kUInt8;
+  if (method == ResizeMethod::kNearest) {
+    if (u8) {
+      nearest_to_float(images.data<uint8_t>(), s, size.height, size.width, scale, out);
+    } else {
+      nearest_to_float(images.data<float>(), s, size.height, size.width, scale, out);
+    }
+  } else if (u8) {
+    resize_to_float(images.data<uint8_t>(), s, size.height, size.width, method, antialias, scale,
+                    out);
+  } else {
+    resize_to_float(images.data<float>(), s, size.height, size.width, method, antialias, scale,
+                    out);
+  }
 }
 
 Tensor resize_with_pad(const Tensor& images, int64_t target_height, int64_t target_width,

@@ -32,6 +32,16 @@ std::string_view resize_method_name(ResizeMethod method);
 Tensor resize(const Tensor& images, ImageSize size, ResizeMethod method = ResizeMethod::kBilinear,
               bool antialias = false);
 
+// resize written as float32 into `out` (size.height * size.width * channels values per image,
+// images one after the other), each value multiplied by `scale`: the values of
+// resize(...) converted to float32 and then multiplied, with no intermediate tensor. For filling
+// a slot of a batch directly, with a rescale such as 1/255 folded in, so that each output value
+// is written once. The same size gives the image itself (converted and scaled). REQUIRES: `out`
+// holds that many floats. Throws as resize, and InvalidArgument for a dtype other than uint8 or
+// float32 (for nearest too).
+void resize_into(const Tensor& images, ImageSize size, float* out, float scale = 1.0f,
+                 ResizeMethod method = ResizeMethod::kBilinear, bool antialias = false);
+
 // tf.image.resize_with_pad: scales the image to fit target_height × target_width, keeping its
 // aspect ratio, then pads it with zeros, centred, to exactly that size. float32 (nearest: the dtype
 // kept).
