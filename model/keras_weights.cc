@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "formats/hdf5_file.h"
+#include "formats/hdf5_reader.h"
 
 namespace sluice {
 namespace {
@@ -50,7 +51,7 @@ void write_chunked_attribute(Hdf5File& file, const std::string& object, const st
 }
 
 // load_attributes_from_hdf5_group: `name`, else name0, name1, ... concatenated; absent → [].
-std::vector<std::string> read_chunked_attribute(const Hdf5File& file, const std::string& object,
+std::vector<std::string> read_chunked_attribute(const Hdf5Reader& file, const std::string& object,
                                                 const std::string& name, bool* found = nullptr) {
   if (file.has_attribute(object, name)) {
     if (found != nullptr) *found = true;
@@ -124,7 +125,8 @@ void load_weights(Sequential& model, const std::string& path, LoadWeightsOptions
   if (!model.built()) {
     throw FailedPrecondition(str_cat("load_weights(", path, "): the model is not built"));
   }
-  const Hdf5File file = Hdf5File::open(path);
+  // Loading reads untrusted files: sluice's own bounds-checked reader, not libhdf5.
+  const Hdf5Reader file = Hdf5Reader::open(path);
 
   // A full model.save() file keeps the same layout under /model_weights.
   std::string base;

@@ -8,6 +8,9 @@
 // `keras_version`; one group per layer with attribute `weight_names` ("<layer>/<param>:0", in
 // Keras' trainable-then-non-trainable order) and a float32 dataset at each of those paths
 // relative to the group (so /conv2d/conv2d/kernel:0); an empty `/top_level_model_weights` group.
+//
+// Saving writes through libhdf5 (formats/hdf5_file.h); loading reads through sluice's own
+// bounds-checked reader (formats/hdf5_reader.h), since the file may come from anywhere.
 #pragma once
 
 #include <string>
@@ -34,11 +37,13 @@ struct LoadWeightsOptions {
 // Reads weights written by save_weights or by Keras (including a full model.save() file, whose
 // weights sit under /model_weights). Everything is checked before anything is assigned, so a
 // failed load leaves the model unchanged. REQUIRES: model.built(), else FailedPrecondition.
-// Throws NotFound for a missing file, a layer listed in `layer_names` without its group, or a
-// weight listed in `weight_names` without its dataset (each named); InvalidArgument when the
-// file does not match the architecture: different numbers of layers with weights (both counts
-// and the first unmatched layer named), a different number of weights in a layer, or a weight
-// whose shape differs (naming the layer, the weight and both shapes).
+// Throws DataLoss naming the byte offset for a malformed file, Unimplemented for HDF5 layouts the
+// reader does not support (fractal-heap groups, v4 chunk indexes), NotFound for a missing file,
+// a layer listed in `layer_names` without its group, or a weight listed in `weight_names` without
+// its dataset (each named); InvalidArgument when the file does not match the architecture:
+// different numbers of layers with weights (both counts and the first unmatched layer named), a
+// different number of weights in a layer, or a weight whose shape differs (naming the layer, the
+// weight and both shapes).
 void load_weights(Sequential& model, const std::string& path, LoadWeightsOptions options = {});
 
 }  // namespace sluice

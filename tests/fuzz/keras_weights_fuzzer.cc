@@ -1,12 +1,16 @@
-// Fuzzes load_weights: the input is written as an HDF5 file and loaded, in order and by name,
-// into the small model of keras_model.h. The first byte picks the mode; the rest is the file. A
-// failed load must leave the model's weights unchanged.
+// Fuzzes the loading of Keras HDF5 weights, which goes through sluice's own HDF5 reader
+// (formats/hdf5_reader.h) so that untrusted bytes never reach libhdf5. The first byte picks the
+// mode; the rest is the file. It is loaded, in order or by name, into the small model of
+// keras_model.h (a failed load must leave the model's weights unchanged), then walked directly
+// with Hdf5Reader: every member of the root and of its groups, their attributes and datasets of
+// any shape, which load_weights alone reaches only for shapes matching the model.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "formats/hdf5_reader.h"
 #include "model/keras_json.h"
 #include "model/keras_weights.h"
 #include "tests/fuzz/fuzzing.h"
@@ -21,6 +25,35 @@ std::vector<float> snapshot(sluice::Sequential& model) {
     values.insert(values.end(), v.begin(), v.end());
   }
   return values;
+}
+
+// Reads what an object holds: its Keras attributes, and its data when it is a dataset of a size
+// a caller could reasonably allocate.
+void read_object(const sluice::Hdf5Reader& reader, const std::string& path) {
+  for (const char* name : {"layer_names", "weight_names", "backend"}) {
+    if (reader.has_attribute(path, name)) reader.read_string_list_attribute(path, name);
+  }
+  if (reader.is_group(path)) return;
+  const sluice::Shape shape = reader.dataset_shape(path);
+  if (shape.num_elements() > (int64_t{1} << 20)) return;
+  std::vector<float> values(static_cast<size_t>(shape.num_elements()));
+  reader.read_float32(path, values);
+}
+
+void walk(const std::string& bytes) {
+  const sluice::Hdf5Reader reader = sluice::Hdf5Reader::from_bytes("fuzz.h5", bytes);
+  read_object(reader, "/");
+  for (const std::string& name : reader.list_group("/")) {
+    const std::string path = "/" + name;
+    sluice::fuzzing::expect_only_sluice_errors([&] {
+      read_object(reader, path);
+      if (!reader.is_group(path)) return;
+      for (const std::string& child : reader.list_group(path)) {
+        sluice::fuzzing::expect_only_sluice_errors(
+            [&] { read_object(reader, path + "/" + child); });
+      }
+    });
+  }
 }
 
 }  // namespace
@@ -43,5 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       sluice::fuzzing::finding("a failed load_weights changed the model");
     }
   }
+  sluice::fuzzing::expect_only_sluice_errors(
+      [&] { walk(std::string(reinterpret_cast<const char*>(data) + 1, size - 1)); });
   return 0;
 }

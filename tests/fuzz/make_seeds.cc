@@ -232,6 +232,11 @@ void keras_seeds() {
   sluice::save_weights(other, tmp.string());
   seed("keras_weights", "other-architecture", with_byte(0, read_all(tmp)));
   fs::remove(tmp);
+  // h5py's files (tests/data/hdf5): the default format and libver='latest' (v2 object headers
+  // with checksums, link-message groups, variable-length strings in the global heap).
+  for (const char* name : {"h5py_default.h5", "h5py_latest.h5"}) {
+    seed("keras_weights", name, with_byte(0, read_all(fs::path(SLUICE_HDF5_FIXTURES_DIR) / name)));
+  }
 }
 
 }  // namespace
