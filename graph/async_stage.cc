@@ -23,6 +23,15 @@ int64_t elapsed_ns(Clock::time_point since) {
 }
 
 constexpr int64_t kTargetTaskNs = 1'000'000;
+
+// The bytes of the tensors of `items` (their numbers; a string counts as its handle).
+size_t tensor_bytes(const Chunk& items) {
+  size_t bytes = 0;
+  for (const Item& item : items) {
+    for (const Tensor& t : item.element) bytes += t.byte_size();
+  }
+  return bytes;
+}
 constexpr size_t kMaxAdaptiveTaskSize = 1024;
 
 class AsyncStageIterator final : public StageIterator {
@@ -59,16 +68,27 @@ class AsyncStageIterator final : public StageIterator {
       }
       std::unique_lock<std::mutex> lock(mutex_);
       if (done_.empty() && !finished_locked() && !halted()) {
-        if (config_.autotune_elements && config_.max_elements < config_.max_elements_limit) {
-          // The consumer is starved: grow the buffer (tf.data's legacy prefetch autotuner).
+        // tf.data's prefetch autotuner: the consumer is starved although the buffer was full
+        // since the last growth, so consumption is burstier than the buffer: double it. A
+        // producer that is simply slower than the consumer never fills the buffer, and more
+        // room would only hold more of its elements for nothing.
+        if (config_.autotune_elements && buffer_was_full_ &&
+            config_.max_elements < config_.max_elements_limit &&
+            2 * config_.max_elements * bytes_per_element_ <= config_.autotune_byte_budget) {
           config_.max_elements = std::min(config_.max_elements * 2, config_.max_elements_limit);
+          buffer_was_full_ = false;
           room_.notify_all();
         }
         ready_.wait(lock, [&] { return !done_.empty() || finished_locked() || halted(); });
       }
       if (done_.empty()) return false;
+      if (outstanding_elements_ >= config_.max_elements) buffer_was_full_ = true;
       TaskPtr task = std::move(done_.front());
       done_.pop_front();
+      if (config_.autotune_elements && !task->items.empty()) {
+        bytes_per_element_ =
+            std::max(bytes_per_element_, tensor_bytes(task->items) / task->items.size());
+      }
       outstanding_tasks_ -= 1;
       outstanding_elements_ -= task->input_count;
       room_.notify_all();
@@ -124,10 +144,14 @@ class AsyncStageIterator final : public StageIterator {
     }
   }
 
+  // An adaptive task's first item waits for the others to be pulled and run before anyone sees
+  // it, so the size counts both costs: a prefetch, whose body is empty, of slow elements (batches
+  // of images) hands each one on at once.
   size_t next_task_size() const {
     if (config_.task_size > 0) return config_.task_size;
-    const int64_t per_item = ns_per_item_.load(std::memory_order_relaxed);
-    if (per_item == 0) return 1;
+    const int64_t body = ns_per_item_.load(std::memory_order_relaxed);
+    if (body == 0) return 1;  // Until a body has run, its cost is unknown: it may be large.
+    const int64_t per_item = body + pull_ns_per_item_.load(std::memory_order_relaxed);
     return std::clamp<size_t>(static_cast<size_t>(kTargetTaskNs / per_item), 1,
                               kMaxAdaptiveTaskSize);
   }
@@ -155,11 +179,18 @@ class AsyncStageIterator final : public StageIterator {
       task->sequence = sequence;
       task->first_index = index;
       bool more = true;
+      const auto pull_start = Clock::now();
       while (more && task->items.size() < want && !halted()) {
         more = input_.next(task->items, want - task->items.size());
       }
       if (halted()) break;
       const size_t size = task->items.size();
+      if (size > 0) {
+        const int64_t per_item = std::max<int64_t>(1, elapsed_ns(pull_start) / int64_t(size));
+        const int64_t old = pull_ns_per_item_.load(std::memory_order_relaxed);
+        pull_ns_per_item_.store(old == 0 ? per_item : (old * 3 + per_item) / 4,
+                                std::memory_order_relaxed);
+      }
       if (size > 0) {
         std::lock_guard<std::mutex> lock(mutex_);
         outstanding_tasks_ += 1;
@@ -187,7 +218,8 @@ class AsyncStageIterator final : public StageIterator {
   std::unique_ptr<flow::function_node<TaskPtr, TaskPtr>> work_;
   std::unique_ptr<flow::sequencer_node<TaskPtr>> order_;
   std::unique_ptr<flow::function_node<TaskPtr>> deliver_;
-  std::atomic<int64_t> ns_per_item_{0};
+  std::atomic<int64_t> ns_per_item_{0};       // The body's cost per input item (moving average).
+  std::atomic<int64_t> pull_ns_per_item_{0};  // The input's, as the feeder pulls it.
 
   std::mutex mutex_;
   std::condition_variable ready_;  // Consumer: a task was delivered, or the stream ended.
@@ -198,6 +230,8 @@ class AsyncStageIterator final : public StageIterator {
   uint64_t submitted_ = 0;
   uint64_t delivered_ = 0;
   bool input_ended_ = false;
+  bool buffer_was_full_ = false;       // Since the autotuner last grew max_elements.
+  size_t bytes_per_element_ = 0;       // The largest seen, for the autotuner's byte budget.
   std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.
 
   Chunk current_;  // The task the consumer is reading from.
@@ -208,8 +242,8 @@ class AsyncStageIterator final : public StageIterator {
 
 }  // namespace
 
-std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, StageInput input,
-                                                AsyncStageConfig config) {
+std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats,
+                                                StageInput input, AsyncStageConfig config) {
   return std::make_unique<AsyncStageIterator>(ctx, stats, std::move(input), std::move(config));
 }
 

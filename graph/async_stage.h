@@ -1,9 +1,11 @@
 // AsyncStage: the flow-graph machinery behind every parallel stage (parallel map, map_and_batch,
 // prefetch, parallel interleave). Internal to graph/.
 //
+// clang-format off
 //   feeder thread ──try_put──► function_node (parallelism N) ──► sequencer_node ──► deliver ──► done
 //   (pulls the input                runs `body` on a chunk        restores input       (serial)  queue
 //    stage, serial)                                              order if deterministic
+// clang-format on
 //
 // The feeder is a plain thread, as tf.data's runner thread: it is the only place that blocks on
 // the input stage, so no oneTBB worker ever blocks waiting for another stage. All computation
@@ -36,20 +38,22 @@ struct AsyncStageConfig {
   size_t max_tasks = 2;
   size_t max_elements = SIZE_MAX;
   // Items per task: a fixed size (e.g. a batch), or 0 to adapt it so a task holds about 1 ms of
-  // body time (1 for expensive elements, up to 1024 for cheap ones): few enough hand-offs between
-  // threads that they cost nothing next to the work.
+  // pulling its input and running the body (1 for expensive elements, up to 1024 for cheap ones):
+  // few enough hand-offs between threads that they cost nothing next to the work.
   size_t task_size = 0;
-  // Lets the element budget grow while the consumer finds nothing ready (prefetch AUTOTUNE),
-  // doubling up to `max_elements_limit`.
+  // Lets the element budget grow (prefetch AUTOTUNE), doubling up to `max_elements_limit` when the
+  // consumer finds nothing ready although the buffer was full since the last growth, as long as
+  // that many of the largest elements seen fit `autotune_byte_budget`.
   bool autotune_elements = false;
   size_t max_elements_limit = SIZE_MAX;
+  size_t autotune_byte_budget = SIZE_MAX;
   // Transforms task.items in place (may add, drop or replace items). Runs concurrently on
   // different tasks; must not throw (errors become items).
   std::function<void(AsyncTask&)> body;
 };
 
 // Makes the iterator of an async stage over `input`.
-std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats, StageInput input,
-                                                AsyncStageConfig config);
+std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats,
+                                                StageInput input, AsyncStageConfig config);
 
 }  // namespace sluice

@@ -57,6 +57,12 @@ class InterleaveIterator final : public StageIterator {
           const bool counts = item.ok();  // Errors do not use up the block.
           out.push_back(std::move(item));
           if (counts && ++block_index_ == block_length_) advance();
+        } else if (ctx_.cancelled()) {
+          // A cancelled inner stage stops as if it had ended; it has not. Leave the slots for
+          // the destructor rather than closing them (and opening the next) here: destroying a
+          // parallel inner stage from this thread while the iterator is being cancelled could
+          // wait on the arena forever (found by tests/hardening/cancellation_test.cc).
+          break;
         } else {
           slot.close();
           --open_;

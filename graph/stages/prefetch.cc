@@ -8,6 +8,8 @@ namespace sluice {
 namespace {
 constexpr size_t kAutotuneInitial = 16;
 constexpr size_t kAutotuneLimit = 1024;
+// Growth stops where the buffer could hold this much: batches of images are megabytes each.
+constexpr size_t kAutotuneByteBudget = size_t{128} << 20;
 }  // namespace
 
 std::unique_ptr<StageIterator> PrefetchNode::make_iterator(ExecContext& ctx,
@@ -23,6 +25,7 @@ std::unique_ptr<StageIterator> PrefetchNode::make_iterator(ExecContext& ctx,
     config.max_elements = autotune ? kAutotuneInitial : 1;
     config.autotune_elements = autotune;
     config.max_elements_limit = kAutotuneLimit;
+    config.autotune_byte_budget = kAutotuneByteBudget;
   } else {
     config.max_elements = static_cast<size_t>(buffer_size_);
   }
@@ -32,8 +35,8 @@ std::unique_ptr<StageIterator> PrefetchNode::make_iterator(ExecContext& ctx,
 
 PlanPtr make_prefetch(PlanPtr input, int64_t buffer_size) {
   if (buffer_size < kAutotune) {
-    throw InvalidArgument(str_cat("prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ",
-                                  buffer_size));
+    throw InvalidArgument(
+        str_cat("prefetch: buffer_size must be >= 0 or AUTOTUNE (-1), got ", buffer_size));
   }
   return std::make_shared<PrefetchNode>(std::move(input), buffer_size);
 }

@@ -106,6 +106,27 @@ TEST(BackpressureTest, AnInfinitelyFastSourceDoesNotFillMemory) {
   EXPECT_GT(counter.peak.load(), 0);
 }
 
+// A producer slower than its consumer (batches of images) never fills prefetch(AUTOTUNE)'s
+// buffer, so the buffer must not grow, and each element must be handed on as soon as it exists
+// rather than gathered into tasks.
+TEST(BackpressureTest, AutotunedPrefetchOfASlowProducerStaysSmallAndHandsOnAtOnce) {
+  LiveCounter counter;
+  auto ds = Dataset::from_generator([&counter] {
+              return [&counter, i = int64_t{0}]() mutable -> std::optional<Element> {
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                return counter.make(i++);
+              };
+            }).prefetch(kAutotune);
+  Iterator it = ds.make_iterator(testing::threads(2));
+  for (int64_t i = 0; i < 300; ++i) {
+    auto e = it.next();
+    ASSERT_EQ((*e)[0].item<int64_t>(), i);
+    // Starved all the time: the consumer holds one element, the producer at most one more.
+    if (i >= 10) EXPECT_LE(counter.live.load(), 3) << "element " << i;
+  }
+  EXPECT_LE(counter.peak.load(), 16);  // The autotuner's initial buffer, never doubled.
+}
+
 TEST(BackpressureTest, ShuffleAndBatchHoldOnlyTheirBuffers) {
   LiveCounter counter;
   auto ds = Dataset::from_generator([&counter] {

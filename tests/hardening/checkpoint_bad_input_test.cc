@@ -1,0 +1,101 @@
+// The bad-input matrix, model_dir: a latest checkpoint with a flipped byte, a missing one, a
+// garbled index. Training and evaluation fall back to the newest readable checkpoint and say so
+// on stderr, naming the file skipped and the one used.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "estimator/checkpoint.h"
+#include "tests/estimator/inputs.h"
+#include "tests/estimator/testing.h"
+
+namespace sluice {
+namespace {
+
+using testing::ModelDirTest;
+
+void flip_byte(const std::string& path, uint64_t at) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(at));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(at));
+  f.put(static_cast<char>(c ^ 0x10));
+}
+
+class CheckpointBadInputTest : public ModelDirTest {
+ protected:
+  // Checkpoints at steps 5, 10 and 15.
+  void SetUp() override {
+    ModelDirTest::SetUp();
+    Estimator est(testing::tiny_spec(), config(/*save_steps=*/5));
+    est.train(testing::separable_input(512, 8), {}, /*steps=*/15);
+  }
+
+  // The global step evaluation restores, and what it printed on stderr.
+  std::pair<int64_t, std::string> evaluate() {
+    Estimator est(testing::tiny_spec(), config(5));
+    ::testing::internal::CaptureStderr();
+    const EvalResult result = est.evaluate(testing::separable_input(32, 8));
+    return {static_cast<int64_t>(result.at("global_step")),
+            ::testing::internal::GetCapturedStderr()};
+  }
+};
+
+TEST_F(CheckpointBadInputTest, FlippedByteInTheLatestFallsBackToThePreviousSayingSo) {
+  const std::string latest = path("model.ckpt-15");
+  flip_byte(latest, std::filesystem::file_size(latest) / 2);
+  auto [step, err] = evaluate();
+  EXPECT_EQ(step, 10);
+  EXPECT_NE(err.find("cannot restore checkpoint " + latest), std::string::npos) << err;
+  EXPECT_NE(err.find("CRC mismatch"), std::string::npos) << err;
+  EXPECT_NE(err.find("falling back to checkpoint " + path("model.ckpt-10")), std::string::npos)
+      << err;
+
+  // Two bad ones: back to the oldest kept, and training continues from there.
+  flip_byte(path("model.ckpt-10"), 3);  // The magic.
+  std::tie(step, err) = evaluate();
+  EXPECT_EQ(step, 5);
+  EXPECT_NE(err.find("falling back to checkpoint " + path("model.ckpt-5")), std::string::npos)
+      << err;
+  Estimator est(testing::tiny_spec(), config(5));
+  ::testing::internal::CaptureStderr();
+  est.train(testing::separable_input(512, 8), {}, /*steps=*/2);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(est.global_step(), 7);
+}
+
+TEST_F(CheckpointBadInputTest, MissingLatestFileFallsBackToThePreviousSayingSo) {
+  std::filesystem::remove(path("model.ckpt-15"));
+  auto [step, err] = evaluate();
+  EXPECT_EQ(step, 10);
+  EXPECT_NE(err.find(path("model.ckpt-15")), std::string::npos) << err;
+  EXPECT_NE(err.find("falling back to checkpoint " + path("model.ckpt-10")), std::string::npos)
+      << err;
+}
+
+TEST_F(CheckpointBadInputTest, GarbledIndexFallsBackToTheFilesByStep) {
+  std::ofstream(path("checkpoint"), std::ios::trunc) << "\x01\x02 not a CheckpointState\n";
+  auto [step, err] = evaluate();
+  EXPECT_EQ(step, 15);
+  EXPECT_NE(err.find(path("checkpoint")), std::string::npos) << err;
+  EXPECT_NE(err.find("looking for model.ckpt-* files"), std::string::npos) << err;
+}
+
+TEST_F(CheckpointBadInputTest, NoReadableCheckpointStartsFromScratchNamingEachFile) {
+  for (int step : {5, 10, 15}) {
+    std::filesystem::resize_file(path("model.ckpt-" + std::to_string(step)), 7);
+  }
+  auto [step, err] = evaluate();
+  EXPECT_EQ(step, 0);
+  for (int s : {5, 10, 15}) {
+    EXPECT_NE(err.find("cannot restore checkpoint " + path("model.ckpt-" + std::to_string(s))),
+              std::string::npos)
+        << err;
+  }
+}
+
+}  // namespace
+}  // namespace sluice
