@@ -390,8 +390,12 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
           }
         }
       }
-      spec_.optimizer->apply_gradients(model.trainable_parameters());
-      if (replicas) replicas->broadcast_weights();
+      // With replicas: on the strategy's threads, the new weights copied to every replica.
+      if (replicas) {
+        replicas->apply_gradients(*spec_.optimizer);
+      } else {
+        spec_.optimizer->apply_gradients(model.trainable_parameters());
+      }
       ++global_step_;
       ++steps_run;
       ++executed;

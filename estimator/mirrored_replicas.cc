@@ -162,6 +162,23 @@ void MirroredReplicas::broadcast_weights() {
   strategy_.broadcast_to(values_of(models_[0]->trainable_parameters()), destinations);
 }
 
+void MirroredReplicas::apply_gradients(Optimizer& optimizer) {
+  const std::vector<Parameter*> primary = models_[0]->trainable_parameters();
+  std::vector<std::vector<Parameter*>> others;
+  for (size_t r = 1; r < models_.size(); ++r) {
+    others.push_back(models_[r]->trainable_parameters());
+  }
+  strategy_.execute([&] {
+    optimizer.apply_gradients(primary, [&](size_t i, int64_t begin, int64_t end) {
+      const float* source = static_cast<const float*>(primary[i]->value.raw_data()) + begin;
+      for (const std::vector<Parameter*>& replica : others) {
+        std::memcpy(static_cast<float*>(replica[i]->value.raw_data()) + begin, source,
+                    static_cast<size_t>(end - begin) * sizeof(float));
+      }
+    });
+  });
+}
+
 double MirroredReplicas::eval_step(const Element& batch, const std::string& features_key,
                                    const std::string& labels_key, const Loss& loss,
                                    const std::vector<std::unique_ptr<Metric>>& metrics) {

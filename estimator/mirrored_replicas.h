@@ -28,6 +28,7 @@
 #include "core/element.h"
 #include "model/losses.h"
 #include "model/metrics.h"
+#include "model/optimizers.h"
 #include "model/sequential.h"
 
 namespace sluice {
@@ -73,6 +74,11 @@ class MirroredReplicas {
                         const std::vector<std::unique_ptr<Metric>>& metrics);
   // After the optimizer updated replica 0: copies its trainable weights to the other replicas.
   void broadcast_weights();
+  // The update of a training step: `optimizer` applies replica 0's (all-reduced) gradients on the
+  // strategy's threads, and each slice of weights it wrote is copied to the other replicas at once,
+  // while in cache. The same result as optimizer.apply_gradients on replica 0's trainable
+  // parameters followed by broadcast_weights(), in one parallel pass.
+  void apply_gradients(Optimizer& optimizer);
 
   // Inference on every replica's share of the batch; returns the summed (global-mean) loss and
   // updates the metrics.

@@ -1,5 +1,9 @@
 #include "model/optimizers.h"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <utility>
@@ -46,8 +50,8 @@ class CosineDecay final : public LearningRateSchedule {
 }  // namespace
 
 std::shared_ptr<const LearningRateSchedule> exponential_decay(float initial_learning_rate,
-                                                              int64_t decay_steps,
-                                                              float decay_rate, bool staircase) {
+                                                              int64_t decay_steps, float decay_rate,
+                                                              bool staircase) {
   if (decay_steps <= 0) throw InvalidArgument("exponential_decay: decay_steps must be positive");
   return std::make_shared<ExponentialDecay>(initial_learning_rate, decay_steps, decay_rate,
                                             staircase);
@@ -59,12 +63,19 @@ std::shared_ptr<const LearningRateSchedule> cosine_decay(float initial_learning_
   return std::make_shared<CosineDecay>(initial_learning_rate, decay_steps, alpha);
 }
 
-void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters) {
+void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters, const SliceFn& updated) {
   const float lr = learning_rate_.at(iterations_);
   const int64_t step = iterations_ + 1;
   const std::vector<std::string> names = slot_names();
-  std::vector<std::span<float>> slots(names.size());
-  for (Parameter* p : parameters) {
+  // Checks and slot look-ups first (serially: they may insert into slots_), so that a bad
+  // parameter throws before any value changed.
+  struct Target {
+    size_t parameter;
+    std::vector<std::span<float>> slots;
+  };
+  std::vector<Target> targets;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    Parameter* p = parameters[i];
     if (!p->trainable) continue;
     if (p->path.empty()) throw InvalidArgument("apply_gradients: a parameter has no path");
     if (p->gradient.shape() != p->value.shape()) {
@@ -72,20 +83,53 @@ void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters) {
                                     " for parameter '", p->path, "' of shape ",
                                     p->value.shape().to_string()));
     }
+    Target target{i, std::vector<std::span<float>>(names.size())};
     for (size_t s = 0; s < names.size(); ++s) {
       const std::string key = str_cat(p->path, "/", names[s]);
       auto it = slots_.find(key);
       if (it == slots_.end()) {
         it = slots_.emplace(key, Tensor(DType::kFloat32, p->value.shape())).first;
-      } else if (it->second.shape() != p->value.shape() ||
-                 it->second.dtype() != DType::kFloat32) {
+      } else if (it->second.shape() != p->value.shape() || it->second.dtype() != DType::kFloat32) {
         throw InvalidArgument(str_cat(name(), " slot '", key, "' has shape ",
                                       it->second.shape().to_string(), ", the parameter ",
                                       p->value.shape().to_string()));
       }
-      slots[s] = it->second.values<float>();
+      target.slots[s] = it->second.values<float>();
     }
-    update(lr, step, p->value.values<float>(), std::as_const(p->gradient).values<float>(), slots);
+    targets.push_back(std::move(target));
+  }
+  // Work items: a slice of one parameter, small enough that a few large kernels spread over the
+  // threads and their four or five arrays stay in cache for `updated`.
+  constexpr int64_t kSlice = int64_t{1} << 14;
+  struct Slice {
+    size_t target;
+    int64_t begin, end;
+  };
+  std::vector<Slice> slices;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const int64_t n = parameters[targets[t].parameter]->value.num_elements();
+    for (int64_t b = 0; b < n; b += kSlice) slices.push_back({t, b, std::min(n, b + kSlice)});
+  }
+  auto work = [&](const Slice& slice) {
+    const Target& target = targets[slice.target];
+    Parameter* p = parameters[target.parameter];
+    const size_t b = static_cast<size_t>(slice.begin);
+    const size_t len = static_cast<size_t>(slice.end - slice.begin);
+    std::vector<std::span<float>> slots;
+    slots.reserve(target.slots.size());
+    for (const std::span<float>& s : target.slots) slots.push_back(s.subspan(b, len));
+    update(lr, step, p->value.values<float>().subspan(b, len),
+           std::as_const(p->gradient).values<float>().subspan(b, len), slots);
+    if (updated) updated(target.parameter, slice.begin, slice.end);
+  };
+  if (slices.size() <= 1) {
+    for (const Slice& slice : slices) work(slice);
+  } else {
+    oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<size_t>(0, slices.size(), 1),
+                              [&](const oneapi::tbb::blocked_range<size_t>& range) {
+                                for (size_t k = range.begin(); k != range.end(); ++k)
+                                  work(slices[k]);
+                              });
   }
   ++iterations_;
 }
@@ -99,8 +143,7 @@ std::map<std::string, Tensor> Optimizer::state() const {
 
 void Optimizer::load_state(const std::map<std::string, Tensor>& state) {
   auto it = state.find("iterations");
-  if (it == state.end() || it->second.dtype() != DType::kInt64 ||
-      it->second.num_elements() != 1) {
+  if (it == state.end() || it->second.dtype() != DType::kInt64 || it->second.num_elements() != 1) {
     throw InvalidArgument(str_cat(name(), " state needs an int64 scalar 'iterations'"));
   }
   std::map<std::string, Tensor> slots;

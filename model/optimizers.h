@@ -2,14 +2,16 @@
 // un-corrected sqrt(v), Keras/TF2 ε 1e-7 or TF1 AdamOptimizer's 1e-8), RMSprop. Learning rates
 // are constant or scheduled by iteration (0-based step of the update being applied). Slots are
 // keyed by Parameter::path and exposed with the iteration count as named tensors for checkpoints.
-// Only trainable parameters are updated. Not thread-safe.
+// Only trainable parameters are updated. An update is element-wise, so apply_gradients splits the
+// parameters into slices updated in parallel on the calling thread's oneTBB arena (the thread
+// budget of whoever calls it) with results independent of the split. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <span>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,7 @@ class LearningRateSchedule {
 
 // initial · rate^(step / decay_steps), the exponent floored when `staircase`.
 std::shared_ptr<const LearningRateSchedule> exponential_decay(float initial_learning_rate,
-                                                              int64_t decay_steps,
-                                                              float decay_rate,
+                                                              int64_t decay_steps, float decay_rate,
                                                               bool staircase = false);
 // initial · ((1 − alpha)·0.5·(1 + cos(π·min(step, decay_steps)/decay_steps)) + alpha).
 std::shared_ptr<const LearningRateSchedule> cosine_decay(float initial_learning_rate,
@@ -52,8 +53,13 @@ class Optimizer {
   virtual std::string_view name() const = 0;  // "SGD", "Adam", "RMSprop": the state key prefix.
 
   // One update of every trainable parameter from its gradient, then iterations() + 1.
-  // Throws InvalidArgument for a parameter without a path or whose slot shape disagrees.
-  void apply_gradients(const std::vector<Parameter*>& parameters);
+  // Throws InvalidArgument for a parameter without a path or whose slot shape disagrees (before
+  // anything is updated). `updated`, when given, is called once per updated slice with the index
+  // of its parameter in `parameters` and the slice's element range [begin, end), right after the
+  // slice was written and possibly concurrently with other slices (e.g. to copy the new values
+  // to other model replicas while they are in cache).
+  using SliceFn = std::function<void(size_t parameter, int64_t begin, int64_t end)>;
+  void apply_gradients(const std::vector<Parameter*>& parameters, const SliceFn& updated = {});
 
   int64_t iterations() const { return iterations_; }
   // The rate the next update will use.
@@ -68,7 +74,8 @@ class Optimizer {
   explicit Optimizer(LearningRate learning_rate) : learning_rate_(std::move(learning_rate)) {}
   // The slot names this optimizer keeps per parameter ("momentum", "m", "v", ...).
   virtual std::vector<std::string> slot_names() const = 0;
-  // Updates `value` in place; `slots` follow slot_names(); `step` is 1-based.
+  // Updates `value` in place; `slots` follow slot_names(); `step` is 1-based. Called concurrently
+  // on disjoint slices of the same parameters: must only read the optimizer's own members.
   virtual void update(float lr, int64_t step, std::span<float> value, std::span<const float> grad,
                       std::vector<std::span<float>>& slots) = 0;
 

@@ -7,15 +7,34 @@
 #include <oneapi/tbb/task_group.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/strings.h"
 #include "core/threads.h"
 #include "dataset/dataset.h"
 
-#if !__TBB_RESUMABLE_TASKS
+// How replicas wait in a collective. Normally they are oneTBB resumable tasks: a waiting replica
+// suspends, and its thread runs other replicas, so n replicas share the strategy's threads. The
+// sanitizers cannot follow the stack switches of a suspension (ThreadSanitizer crashes,
+// AddressSanitizer reports an exception thrown after one as a stack overflow), so sanitizer builds
+// give each replica a thread of its own that waits on a condition variable instead: the same
+// collectives and results, without the thread budget.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SLUICE_REPLICA_THREADS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SLUICE_REPLICA_THREADS 1
+#endif
+#endif
+#ifndef SLUICE_REPLICA_THREADS
+#define SLUICE_REPLICA_THREADS 0
+#endif
+
+#if !SLUICE_REPLICA_THREADS && !__TBB_RESUMABLE_TASKS
 #error "strategy/ needs oneTBB resumable tasks (tbb::task::suspend) for its collectives"
 #endif
 
@@ -146,11 +165,15 @@ class ReplicaGroup {
     inputs_[replica] = &values;
     const int64_t my_round = round_;
     if (++arrived_ < n_) {
+#if SLUICE_REPLICA_THREADS
+      resumed_.wait(lock, [&] { return completed_ > my_round || broken_; });
+#else
       oneapi::tbb::task::suspend([&](oneapi::tbb::task::suspend_point point) {
         waiters_.push_back(point);
         lock.unlock();
       });
       lock.lock();
+#endif
       if (completed_ > my_round) return result_;
       throw_if_broken();
       throw Internal("all_reduce resumed before its round completed");
@@ -211,8 +234,12 @@ class ReplicaGroup {
     resume_all_locked();
   }
   void resume_all_locked() {
+#if SLUICE_REPLICA_THREADS
+    resumed_.notify_all();
+#else
     for (auto& point : waiters_) oneapi::tbb::task::resume(point);
     waiters_.clear();
+#endif
   }
   void throw_if_broken() const {
     if (!broken_) return;
@@ -230,7 +257,11 @@ class ReplicaGroup {
   bool invalid_argument_ = false;
   std::string reason_;
   std::vector<const std::vector<Tensor>*> inputs_;
+#if SLUICE_REPLICA_THREADS
+  std::condition_variable resumed_;
+#else
   std::vector<oneapi::tbb::task::suspend_point> waiters_;
+#endif
   std::vector<Tensor> result_;
 };
 
@@ -324,6 +355,17 @@ PerReplica<std::vector<Tensor>> Strategy::run(const StepFnWithInput& fn,
       group.failed(r, "unknown exception");
     }
   };
+#if SLUICE_REPLICA_THREADS
+  if (n == 1) {
+    impl_->arena.execute([&] { body(0); });
+  } else {
+    // A thread per replica (see SLUICE_REPLICA_THREADS), replica 0 on the caller's.
+    std::vector<std::thread> threads;
+    for (int r = 1; r < n; ++r) threads.emplace_back([&body, r] { body(r); });
+    body(0);
+    for (std::thread& t : threads) t.join();
+  }
+#else
   impl_->arena.execute([&] {
     if (n == 1) {
       body(0);
@@ -334,6 +376,7 @@ PerReplica<std::vector<Tensor>> Strategy::run(const StepFnWithInput& fn,
     body(0);
     tasks.wait();
   });
+#endif
   // The root cause first: a replica that failed on its own, then any Cancelled one.
   for (int r = 0; r < n; ++r) {
     if (errors[r] && !cancelled[r]) std::rethrow_exception(errors[r]);

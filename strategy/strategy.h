@@ -6,7 +6,8 @@
 // A strategy owns a thread budget (an arena of `threads` threads): run(), execute() and the
 // reductions use only those threads, so replicas and the parallel loops inside them never
 // oversubscribe the machine. Replicas are tasks, not threads: n replicas on fewer threads take
-// turns, a replica waiting in a collective frees its thread for the others.
+// turns, a replica waiting in a collective frees its thread for the others. (Builds under
+// AddressSanitizer or ThreadSanitizer give each replica a thread instead: strategy.cc says why.)
 //
 // Thread safety: one run()/execute() at a time per strategy.
 #pragma once

@@ -106,10 +106,15 @@ bool have_mpirun() { return fs::exists(SLUICE_MPIEXEC); }
 
 // Open MPI keeps allocations of its dlopen'ed components until exit, and LeakSanitizer cannot
 // name them once they are unloaded: in sanitized builds leak checking is off inside MPI jobs (and
-// on everywhere else); other builds ignore the variable.
+// on everywhere else). ThreadSanitizer's lock-order check is off there too: Open MPI's TCP
+// transport takes its own locks in both orders while starting up (in MPI_Init, not sluice's
+// code); and a longer history lets it show the oneTBB frames of a worker's access, which
+// tests/tsan.supp names. Other builds ignore the variables.
 std::string mpirun(int processes, const std::string& program) {
-  return "env ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" " + std::string(SLUICE_MPIEXEC) +
-         " --allow-run-as-root --oversubscribe -np " + std::to_string(processes) + " " + program;
+  return "env ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
+         "TSAN_OPTIONS=\"$TSAN_OPTIONS:detect_deadlocks=0:history_size=7\" " +
+         std::string(SLUICE_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " +
+         std::to_string(processes) + " " + program;
 }
 
 // Every value of the "key: value" lines with this key, in output order.

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <set>
 
+#include "core/errors.h"
 #include "dataset/dataset.h"
+#include "model/optimizers.h"
 #include "strategy/mirrored_strategy.h"
 #include "strategy/one_device_strategy.h"
 
@@ -349,6 +352,86 @@ TEST(StrategyTest, RunWithDistributedInputsGivesEachReplicaItsBatch) {
     total += out[0][0].item<float>();
   }
   EXPECT_FLOAT_EQ(total, 45.0f);
+}
+
+}  // namespace
+}  // namespace sluice
+
+// --- Optimizer updates on a strategy's threads --------------------------------------------------
+
+namespace sluice {
+namespace {
+
+Parameter large_parameter(const std::string& path, int64_t n, float seed) {
+  Parameter p;
+  p.name = "kernel";
+  p.path = path;
+  std::vector<float> value(static_cast<size_t>(n)), gradient(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    value[i] = std::sin(seed + 0.001f * float(i));
+    gradient[i] = std::cos(seed * float(i % 97)) * 0.1f;
+  }
+  p.value = Tensor::from_vector(value);
+  p.gradient = Tensor::from_vector(gradient);
+  return p;
+}
+
+TEST(StrategyTest, OptimizerUpdatesInParallelSlicesEveryElementOnceAsTheSerialRule) {
+  // Two parameters of several slices each, a frozen one between them, and a tiny one.
+  Parameter a = large_parameter("a/kernel", 70001, 0.5f);
+  Parameter frozen = large_parameter("f/kernel", 100, 1.5f);
+  frozen.trainable = false;
+  Parameter b = large_parameter("b/kernel", 40000, 2.5f);
+  Parameter c = large_parameter("c/bias", 3, 3.5f);
+  const std::vector<Parameter*> parameters{&a, &frozen, &b, &c};
+  std::vector<std::vector<float>> before, gradients;
+  for (Parameter* p : parameters) {
+    before.push_back(values_of(p->value));
+    gradients.push_back(values_of(p->gradient));
+  }
+  // Elements reported per parameter, counted from several threads at once.
+  std::vector<std::vector<std::atomic<int>>> seen;
+  for (Parameter* p : parameters) {
+    seen.emplace_back(static_cast<size_t>(p->value.num_elements()));
+  }
+  MirroredStrategy strategy(2, 2);
+  Adam adam;
+  for (int step = 0; step < 2; ++step) {
+    strategy.execute([&] {
+      adam.apply_gradients(parameters, [&](size_t i, int64_t begin, int64_t end) {
+        for (int64_t j = begin; j < end; ++j) seen[i][static_cast<size_t>(j)]++;
+      });
+    });
+  }
+  // The serial rule, element by element (Adam's defaults, two steps of the same gradient).
+  const double b1 = double(0.9f), b2 = double(0.999f);
+  const float one_minus_b1 = float(1.0 - b1), one_minus_b2 = float(1.0 - b2);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const std::vector<float> after = values_of(parameters[i]->value);
+    for (size_t j = 0; j < after.size(); ++j) {
+      ASSERT_EQ(seen[i][j].load(), parameters[i]->trainable ? 2 : 0) << i << "/" << j;
+      float w = before[i][j], m = 0, v = 0;
+      if (parameters[i]->trainable) {
+        for (int t = 1; t <= 2; ++t) {
+          const float g = gradients[i][j];
+          const float alpha = static_cast<float>(double(0.001f) * std::sqrt(1.0 - std::pow(b2, t)) /
+                                                 (1.0 - std::pow(b1, t)));
+          m += (g - m) * one_minus_b1;
+          v += (g * g - v) * one_minus_b2;
+          w -= alpha * m / (std::sqrt(v) + 1e-7f);
+        }
+      }
+      ASSERT_FLOAT_EQ(after[j], w) << parameters[i]->path << " element " << j;
+    }
+  }
+  EXPECT_EQ(adam.iterations(), 2);
+  // A bad parameter throws before anything changed.
+  Parameter bad = large_parameter("bad/kernel", 10, 0.1f);
+  bad.gradient = Tensor::from_vector<float>({1, 2});
+  const std::vector<float> a_before = values_of(a.value);
+  EXPECT_THROW(adam.apply_gradients({&a, &bad}), InvalidArgument);
+  EXPECT_EQ(values_of(a.value), a_before);
+  EXPECT_EQ(adam.iterations(), 2);
 }
 
 }  // namespace
