@@ -21,22 +21,20 @@ test: build
 # vptr check: oneTBB's flow graph casts each task to its type after destroying it (in its headers,
 # so in our binary), which that check reports on every message. LeakSanitizer ignores oneTBB's
 # worker threads' thread-local storage (tests/lsan.supp): the library never joins them.
-# The strategy tests are left out: their replicas suspend in collectives as oneTBB resumable
-# tasks, whose stack switches AddressSanitizer cannot follow, so an error thrown after a switch
-# is misreported as a stack overflow (the example programs, which use strategies without such
-# errors, still run).
 test-asan: deps
 	cmake --preset asan
 	cmake --build --preset asan -j $(JOBS)
-	ctest --preset asan -j $(JOBS) -LE 'install|strategy'
+	ctest --preset asan -j $(JOBS) -LE install
 
-# ThreadSanitizer over the engine's tests (tests/tsan.supp explains what it cannot see). Not the
-# strategies': their replicas suspend in collectives as oneTBB resumable tasks, which switch
-# stacks in a way ThreadSanitizer cannot follow (it crashes).
+# ThreadSanitizer over the engine's and the strategies' tests (tests/tsan.supp explains what it
+# cannot see). Sanitizer builds run a strategy's replicas on threads of their own that block in
+# collectives, since the sanitizers cannot follow the stack switches of the oneTBB resumable tasks
+# release builds suspend there.
 test-tsan: deps
 	cmake --preset tsan
-	cmake --build --preset tsan -j $(JOBS) --target dataset_test
-	ctest --preset tsan -L engine
+	cmake --build --preset tsan -j $(JOBS) --target dataset_test strategy_test multi_worker_test \
+	  multi_worker_probe sluice_cli
+	ctest --preset tsan -L 'engine|strategy'
 
 bench: build
 	./build/sluice bench overhead

@@ -155,11 +155,17 @@ Compression records_compression(const std::string& flag) {
   return c;
 }
 
+// count and verify only check records, so the kernel's copy out of the page cache can run on a
+// second core meanwhile: that keeps them near the speed of `cat FILE > /dev/null`.
+TFRecordReaderOptions checking_options(Compression compression) {
+  return {.compression = compression, .buffer_size = 1 << 20, .read_ahead = true};
+}
+
 int64_t count_records(const std::vector<std::string>& files, Compression compression) {
   int64_t records = 0;
   std::string_view record;
   for (const std::string& file : files) {
-    TFRecordReader reader(file, compression);
+    TFRecordReader reader(file, checking_options(compression));
     while (reader.read_view(record)) ++records;
   }
   return records;
@@ -169,7 +175,7 @@ VerifyResult verify_records(const std::vector<std::string>& files, Compression c
   VerifyResult result;
   std::string_view record;
   for (const std::string& file : files) {
-    TFRecordReader reader(file, compression);
+    TFRecordReader reader(file, checking_options(compression));
     try {
       while (reader.read_view(record)) ++result.records;
     } catch (const Error& e) {

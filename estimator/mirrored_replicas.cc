@@ -153,15 +153,6 @@ MirroredReplicas::StepResult MirroredReplicas::train_step(
   return result;
 }
 
-void MirroredReplicas::broadcast_weights() {
-  if (models_.size() < 2) return;
-  std::vector<std::vector<Tensor>> destinations;
-  for (size_t r = 1; r < models_.size(); ++r) {
-    destinations.push_back(values_of(models_[r]->trainable_parameters()));
-  }
-  strategy_.broadcast_to(values_of(models_[0]->trainable_parameters()), destinations);
-}
-
 void MirroredReplicas::apply_gradients(Optimizer& optimizer) {
   const std::vector<Parameter*> primary = models_[0]->trainable_parameters();
   std::vector<std::vector<Parameter*>> others;

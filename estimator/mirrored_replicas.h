@@ -72,12 +72,9 @@ class MirroredReplicas {
   StepResult train_step(const Element& batch, const std::string& features_key,
                         const std::string& labels_key, const Loss& loss,
                         const std::vector<std::unique_ptr<Metric>>& metrics);
-  // After the optimizer updated replica 0: copies its trainable weights to the other replicas.
-  void broadcast_weights();
   // The update of a training step: `optimizer` applies replica 0's (all-reduced) gradients on the
   // strategy's threads, and each slice of weights it wrote is copied to the other replicas at once,
-  // while in cache. The same result as optimizer.apply_gradients on replica 0's trainable
-  // parameters followed by broadcast_weights(), in one parallel pass.
+  // while in cache: every replica then holds replica 0's updated weights.
   void apply_gradients(Optimizer& optimizer);
 
   // Inference on every replica's share of the batch; returns the summed (global-mean) loss and
