@@ -3,8 +3,6 @@
 // epochs, and a bad image reported with its path.
 #include "dataset/image_data_generator.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,28 +47,8 @@ class ImageDataGeneratorTest : public testing::TempDirTest {
 
   // A zip of `root`'s files, stored in reverse path order (not the order image_folder wants).
   std::string zip_folder(const std::string& root) {
-    std::vector<std::string> files;
-    for (const auto& entry : fs::recursive_directory_iterator(root)) {
-      if (entry.is_regular_file()) files.push_back(fs::relative(entry.path(), root).string());
-    }
-    std::sort(files.rbegin(), files.rend());
     const std::string zip = path("data.zip");
-    archive* a = archive_write_new();
-    archive_write_set_format_zip(a);
-    EXPECT_EQ(archive_write_open_filename(a, zip.c_str()), ARCHIVE_OK);
-    for (const std::string& f : files) {
-      const std::string bytes = testing::read_file((fs::path(root) / f).string());
-      archive_entry* e = archive_entry_new();
-      archive_entry_set_pathname(e, f.c_str());
-      archive_entry_set_filetype(e, AE_IFREG);
-      archive_entry_set_perm(e, 0644);
-      archive_entry_set_size(e, static_cast<la_int64_t>(bytes.size()));
-      EXPECT_EQ(archive_write_header(a, e), ARCHIVE_OK);
-      archive_write_data(a, bytes.data(), bytes.size());
-      archive_entry_free(e);
-    }
-    archive_write_close(a);
-    archive_write_free(a);
+    testing::zip_directory(root, zip);
     return zip;
   }
 };

@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "formats/file_bytes.h"
 #include "formats/hdf5_file.h"
+#include "tests/formats/testing.h"
 
 namespace sluice {
 namespace {
@@ -37,20 +38,6 @@ std::vector<float> read(const Hdf5Reader& r, const std::string& path) {
   std::vector<float> v(static_cast<size_t>(r.dataset_shape(path).num_elements()));
   r.read_float32(path, v);
   return v;
-}
-
-template <class E, class F>
-std::string expect_error(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no error";
-  return "";
 }
 
 bool contains(const std::string& s, const std::string& part) {
@@ -109,7 +96,7 @@ TEST_F(Hdf5ReaderTest, ReadsFilesOfSluicesOwnWriter) {
   EXPECT_EQ(members, (std::vector<std::string>{"conv2d", "dense", "flatten", "scalar"}));
 
   EXPECT_FALSE(r.has_attribute("/", "missing"));
-  EXPECT_TRUE(contains(expect_error<NotFound>([&] { r.read_string_list_attribute("/", "x"); }),
+  EXPECT_TRUE(contains(testing::error_of<NotFound>([&] { r.read_string_list_attribute("/", "x"); }),
                        "no attribute 'x'"));
   EXPECT_THROW(r.dataset_shape("/conv2d"), NotFound);
   EXPECT_THROW(r.read_string_list_attribute("/absent", "x"), NotFound);
@@ -219,7 +206,7 @@ TEST_P(H5pyFixtureTest, ChunkedDatasetsWithDeflateAndShuffle) {
     // libver='latest' indexes chunks with layout version 4 structures, not supported.
     std::vector<float> out(64);
     EXPECT_TRUE(
-        contains(expect_error<Unimplemented>([&] { r.read_float32("/numbers/chunked", out); }),
+        contains(testing::error_of<Unimplemented>([&] { r.read_float32("/numbers/chunked", out); }),
                  "/numbers/chunked uses chunked storage with a version 4 chunk index"));
     return;
   }
@@ -227,24 +214,24 @@ TEST_P(H5pyFixtureTest, ChunkedDatasetsWithDeflateAndShuffle) {
   EXPECT_EQ(r.dataset_shape("/filtered/deflated"), (Shape{7, 9}));
   EXPECT_EQ(read(r, "/filtered/deflated"), ramp(63, -5.0f));
   std::vector<float> four(4);
-  EXPECT_TRUE(
-      contains(expect_error<Unimplemented>([&] { r.read_float32("/filtered/fletcher32", four); }),
-               "/filtered/fletcher32 uses HDF5 filter 3"));
+  EXPECT_TRUE(contains(
+      testing::error_of<Unimplemented>([&] { r.read_float32("/filtered/fletcher32", four); }),
+      "/filtered/fletcher32 uses HDF5 filter 3"));
 }
 
 TEST_P(H5pyFixtureTest, UnsupportedLayoutsAreUnimplementedNamingTheObject) {
   const Hdf5Reader r = Hdf5Reader::open(fixture(GetParam()));
   std::vector<float> four(4);
-  EXPECT_TRUE(
-      contains(expect_error<Unimplemented>([&] { r.read_float32("/numbers/big_endian", four); }),
-               "/numbers/big_endian has a big-endian"));
+  EXPECT_TRUE(contains(
+      testing::error_of<Unimplemented>([&] { r.read_float32("/numbers/big_endian", four); }),
+      "/numbers/big_endian has a big-endian"));
   if (latest()) {
     // More than 8 links or attributes: libhdf5 moves them to a fractal heap.
-    EXPECT_TRUE(contains(expect_error<Unimplemented>([&] { r.exists("/many/d1"); }),
+    EXPECT_TRUE(contains(testing::error_of<Unimplemented>([&] { r.exists("/many/d1"); }),
                          "group /many keeps its links in dense storage"));
-    EXPECT_TRUE(contains(
-        expect_error<Unimplemented>([&] { r.has_attribute("/strings/dense_attributes", "a01"); }),
-        "/strings/dense_attributes keeps its attributes in dense storage"));
+    EXPECT_TRUE(contains(testing::error_of<Unimplemented>(
+                             [&] { r.has_attribute("/strings/dense_attributes", "a01"); }),
+                         "/strings/dense_attributes keeps its attributes in dense storage"));
   } else {
     std::vector<std::string> many = r.list_group("/many");
     EXPECT_EQ(many.size(), 10u);
@@ -259,11 +246,11 @@ TEST_P(H5pyFixtureTest, TruncatedFilesAreDataLossNamingTheOffset) {
                      bytes.size() - 1}) {
     const std::string file = write("cut.h5", bytes.substr(0, cut));
     const std::string message =
-        expect_error<DataLoss>([&] { read_everything(Hdf5Reader::open(file), latest()); });
+        testing::error_of<DataLoss>([&] { read_everything(Hdf5Reader::open(file), latest()); });
     EXPECT_TRUE(contains(message, "byte offset")) << "cut at " << cut << ": " << message;
   }
   EXPECT_TRUE(contains(
-      expect_error<DataLoss>([&] { Hdf5Reader::open(write("tiny.h5", bytes.substr(0, 4))); }),
+      testing::error_of<DataLoss>([&] { Hdf5Reader::open(write("tiny.h5", bytes.substr(0, 4))); }),
       "is not an HDF5 file"));
 }
 
@@ -283,7 +270,7 @@ TEST_F(Hdf5ReaderTest, TruncationBehindACorrectedSuperblockIsStillDataLoss) {
     put_u64(damaged, 40, cut);  // v0: end-of-file address after base and free-space addresses.
     const std::string file = write("cut.h5", damaged);
     const std::string message =
-        expect_error<DataLoss>([&] { read_everything(Hdf5Reader::open(file), false); });
+        testing::error_of<DataLoss>([&] { read_everything(Hdf5Reader::open(file), false); });
     EXPECT_TRUE(contains(message, "byte offset")) << "cut at " << cut << ": " << message;
   }
 }
@@ -293,7 +280,7 @@ TEST_F(Hdf5ReaderTest, BadChecksumsAreDataLoss) {
   std::string superblock = bytes;
   superblock[12] ^= 0x01;  // Inside the base address, covered by the superblock checksum.
   std::string message =
-      expect_error<DataLoss>([&] { Hdf5Reader::open(write("sb.h5", superblock)); });
+      testing::error_of<DataLoss>([&] { Hdf5Reader::open(write("sb.h5", superblock)); });
   EXPECT_TRUE(contains(message, "superblock checksum mismatch (byte offset 44)")) << message;
 
   std::string header = bytes;
@@ -301,7 +288,7 @@ TEST_F(Hdf5ReaderTest, BadChecksumsAreDataLoss) {
   ASSERT_NE(root, std::string::npos);
   header[root + 40] ^= 0x01;  // Among the root group's messages.
   const Hdf5Reader r = Hdf5Reader::open(write("ohdr.h5", header));
-  message = expect_error<DataLoss>([&] { r.exists("/conv2d"); });
+  message = testing::error_of<DataLoss>([&] { r.exists("/conv2d"); });
   EXPECT_TRUE(contains(message, "object header checksum mismatch")) << message;
   EXPECT_TRUE(contains(message, ": /: ")) << message;
 }
@@ -310,7 +297,7 @@ TEST_F(Hdf5ReaderTest, AddressPastTheEndIsDataLossNamingTheField) {
   std::string bytes = read_file_bytes(fixture("h5py_default.h5"));
   put_u64(bytes, 64, uint64_t{1} << 40);  // v0: the root symbol table entry's header address.
   const Hdf5Reader r = Hdf5Reader::open(write("root.h5", bytes));
-  const std::string message = expect_error<DataLoss>([&] { r.exists("/conv2d"); });
+  const std::string message = testing::error_of<DataLoss>([&] { r.exists("/conv2d"); });
   EXPECT_TRUE(contains(message, "lies past the end of the file")) << message;
   EXPECT_TRUE(contains(message, "(byte offset 64)")) << message;
 }
@@ -335,7 +322,7 @@ TEST_F(Hdf5ReaderTest, ContinuationCyclesAndOverrunsAreDataLoss) {
   put_u64(cycle, at + 8, at);  // The continuation points back into its own block.
   const std::string cycle_file = write("cycle.h5", cycle);
   std::string message =
-      expect_error<DataLoss>([&] { read_everything(Hdf5Reader::open(cycle_file), false); });
+      testing::error_of<DataLoss>([&] { read_everything(Hdf5Reader::open(cycle_file), false); });
   EXPECT_TRUE(contains(message, "(a cycle)")) << message;
   EXPECT_TRUE(contains(message, ": /")) << message;  // The object whose header it is.
   EXPECT_TRUE(contains(message, "byte offset " + std::to_string(at))) << message;
@@ -343,14 +330,15 @@ TEST_F(Hdf5ReaderTest, ContinuationCyclesAndOverrunsAreDataLoss) {
   std::string overrun = bytes;
   put_u64(overrun, at + 8, bytes.size() - 8);  // 8 bytes before the end, for a longer block.
   const std::string overrun_file = write("overrun.h5", overrun);
-  message = expect_error<DataLoss>([&] { read_everything(Hdf5Reader::open(overrun_file), false); });
+  message =
+      testing::error_of<DataLoss>([&] { read_everything(Hdf5Reader::open(overrun_file), false); });
   EXPECT_TRUE(contains(message, "lies past the end of the file")) << message;
   EXPECT_TRUE(contains(message, "byte offset " + std::to_string(at + 8))) << message;
 }
 
 TEST_F(Hdf5ReaderTest, MissingAndForeignFiles) {
-  EXPECT_TRUE(
-      contains(expect_error<NotFound>([&] { Hdf5Reader::open(path("absent.h5")); }), "absent.h5"));
+  EXPECT_TRUE(contains(testing::error_of<NotFound>([&] { Hdf5Reader::open(path("absent.h5")); }),
+                       "absent.h5"));
   EXPECT_THROW(Hdf5Reader::open(write("text.h5", std::string(4096, 'a'))), DataLoss);
   EXPECT_THROW(Hdf5Reader::from_bytes("empty", ""), DataLoss);
 }
