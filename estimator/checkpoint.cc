@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/strings.h"
 #include "formats/crc32c.h"
 
 namespace sluice {
@@ -67,7 +68,8 @@ class Reader {
 
 void fsync_directory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;  // Durability of the rename is best effort where directories cannot be opened.
+  if (fd < 0)
+    return;  // Durability of the rename is best effort where directories cannot be opened.
   ::fsync(fd);
   ::close(fd);
 }
@@ -121,7 +123,8 @@ void write_file_atomically(const std::string& path, const std::string& contents)
     errno = saved;
     throw_errno("cannot rename into", path);
   }
-  fsync_directory(fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string());
+  fsync_directory(fs::path(path).parent_path().empty() ? "."
+                                                       : fs::path(path).parent_path().string());
 }
 
 void write_checkpoint_file(const std::string& path, const TensorMap& tensors) {
@@ -148,7 +151,8 @@ void write_checkpoint_file(const std::string& path, const TensorMap& tensors) {
 TensorMap read_checkpoint_file(const std::string& path) {
   const std::string bytes = read_whole_file(path);
   Reader reader(bytes, path);
-  if (bytes.size() < sizeof(kMagic) + 12 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+  if (bytes.size() < sizeof(kMagic) + 12 ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     reader.fail(bytes.size() < sizeof(kMagic) + 12 ? "truncated (too short)" : "bad magic");
   }
   // Check the CRC first: every later read can then trust the lengths it finds.
@@ -177,7 +181,8 @@ TensorMap read_checkpoint_file(const std::string& path) {
     }
     Tensor tensor(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
     const uint64_t size = reader.get<uint64_t>();
-    if (size != tensor.byte_size()) reader.fail("byte count disagrees with shape of '" + name + "'");
+    if (size != tensor.byte_size())
+      reader.fail("byte count disagrees with shape of '" + name + "'");
     std::memcpy(tensor.raw_data(), reader.take(size), size);
     tensors.emplace(std::move(name), std::move(tensor));
   }
@@ -288,9 +293,10 @@ std::vector<std::string> CheckpointManager::candidates_newest_first() const {
 
 std::optional<CheckpointManager::Restored> CheckpointManager::restore_latest() const {
   std::string skipped;  // The newest unreadable checkpoint, for the fallback message.
+  std::string errors;   // Every unreadable one, for the error when none is readable.
   for (const std::string& name : candidates_newest_first()) {
-    const std::string path = (fs::path(name).is_absolute() ? fs::path(name) : fs::path(dir_) / name)
-                                 .string();
+    const std::string path =
+        (fs::path(name).is_absolute() ? fs::path(name) : fs::path(dir_) / name).string();
     try {
       Restored restored{path, read_checkpoint_file(path)};
       if (!skipped.empty()) {
@@ -302,7 +308,13 @@ std::optional<CheckpointManager::Restored> CheckpointManager::restore_latest() c
       if (e.code() != ErrorCode::kDataLoss && e.code() != ErrorCode::kNotFound) throw;
       std::cerr << "sluice: cannot restore checkpoint " << path << ": " << e.what() << "\n";
       if (skipped.empty()) skipped = path;
+      errors += str_cat(errors.empty() ? "" : "; ", e.what());
     }
+  }
+  // Checkpoints that all fail to load are not a fresh start: training from step 0 would bury the
+  // run they hold under new ones.
+  if (!errors.empty()) {
+    throw DataLoss(str_cat("no checkpoint in ", dir_, " is readable: ", errors));
   }
   return std::nullopt;
 }

@@ -41,7 +41,7 @@ TensorMap read_checkpoint_file(const std::string& path);
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 struct CheckpointState {
-  std::string model_checkpoint_path;                // The latest, e.g. "model.ckpt-250".
+  std::string model_checkpoint_path;                    // The latest, e.g. "model.ckpt-250".
   std::vector<std::string> all_model_checkpoint_paths;  // Oldest → newest; ends with the latest.
 };
 // The directory's `checkpoint` index; nullopt when there is none. Throws DataLoss for an index
@@ -68,7 +68,8 @@ class CheckpointManager {
   };
   // The newest readable checkpoint: the index's entries newest first (or, without an index, the
   // model.ckpt-* files by step). An unreadable one is skipped with a message on stderr naming it,
-  // the error, and the checkpoint used instead. nullopt when there is none readable.
+  // the error, and the checkpoint used instead. nullopt when there is none; DataLoss naming each
+  // one's error when there are checkpoints but none is readable.
   std::optional<Restored> restore_latest() const;
 
   const std::string& dir() const { return dir_; }
