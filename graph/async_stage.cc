@@ -1,6 +1,7 @@
 #include "graph/async_stage.h"
 
 #include <oneapi/tbb/flow_graph.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <chrono>
@@ -158,6 +159,8 @@ class AsyncStageIterator final : public StageIterator {
 
   // The feeder thread: pulls chunks from the input while there is room, and submits them.
   void feed() {
+    // Named, as tf.data names its threads, so a debugger or a leak check can tell it apart.
+    pthread_setname_np(pthread_self(), kFeederThreadName);
     uint64_t sequence = 0;
     int64_t index = 0;
     while (true) {

@@ -52,6 +52,9 @@ struct AsyncStageConfig {
   std::function<void(AsyncTask&)> body;
 };
 
+// The name of every feeder thread (at most 15 characters, Linux's limit).
+inline constexpr char kFeederThreadName[] = "sluice-feeder";
+
 // Makes the iterator of an async stage over `input`.
 std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats,
                                                 StageInput input, AsyncStageConfig config);
