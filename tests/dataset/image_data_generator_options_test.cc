@@ -17,6 +17,7 @@
 #include "formats/png.h"
 #include "ops/crop.h"
 #include "ops/resize.h"
+#include "tests/dataset/testing.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -34,12 +35,7 @@ Tensor pattern(int64_t h, int64_t w, int64_t c, int seed) {
 }
 
 std::vector<Element> collect(const Dataset& ds, int threads = 2) {
-  Options options;
-  options.threads = threads;
-  std::vector<Element> out;
-  Iterator it = ds.make_iterator(options);
-  while (auto e = it.next()) out.push_back(std::move(*e));
-  return out;
+  return testing::collect(ds, testing::threads(threads));
 }
 
 std::vector<std::string> names_of(const std::vector<std::string>& paths) {

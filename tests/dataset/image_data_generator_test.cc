@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "formats/png.h"
+#include "tests/dataset/testing.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -54,12 +55,7 @@ class ImageDataGeneratorTest : public testing::TempDirTest {
 };
 
 std::vector<Element> collect(const Dataset& ds, int threads = 2) {
-  Options options;
-  options.threads = threads;
-  std::vector<Element> out;
-  Iterator it = ds.make_iterator(options);
-  while (auto e = it.next()) out.push_back(std::move(*e));
-  return out;
+  return testing::collect(ds, testing::threads(threads));
 }
 
 void expect_same(const std::vector<Element>& a, const std::vector<Element>& b) {
