@@ -370,7 +370,7 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
       if (replicas) {
         const MirroredReplicas::StepResult step = replicas->train_step(
             *batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
-        step_loss = step.loss + step.regularization;
+        step_loss = step.loss;        // The regularization loss comes with the update, below.
         step_rows = step.batch_size;  // Every worker's rows.
       } else {
         prediction = model.forward(x, /*training=*/true);
@@ -385,14 +385,16 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
       if (executed + 1 == to_run) {
         const float learning_rate = spec_.optimizer->current_learning_rate();
         for (size_t i = 0; i < all.size(); ++i) {
-          if (!args[i].fetches.empty()) {
-            results[i] = compute_fetches(args[i].fetches, learning_rate, model, true);
+          if (args[i].fetches.empty()) continue;
+          if (replicas && std::ranges::count(args[i].fetches, "gradient_norm") > 0) {
+            replicas->finish_gradients();
           }
+          results[i] = compute_fetches(args[i].fetches, learning_rate, model, true);
         }
       }
       // With replicas: on the strategy's threads, the new weights copied to every replica.
       if (replicas) {
-        replicas->apply_gradients(*spec_.optimizer);
+        step_loss += replicas->apply_gradients(*spec_.optimizer);
       } else {
         spec_.optimizer->apply_gradients(model.trainable_parameters());
       }

@@ -1,5 +1,9 @@
 #include "estimator/mirrored_replicas.h"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "core/errors.h"
@@ -8,6 +12,35 @@
 
 namespace sluice {
 namespace {
+
+// Finishes `length` elements of a gradient `g` in blocks that stay in L1: adds the other
+// replicas' gradients in replica order (the order of Strategy::batch_reduce_to), then the L2
+// gradient 2·l2·w. Returns l2·Σw² of the elements (float sums per block, double across blocks).
+double finish_gradient(float* g, const std::vector<const float*>& others, const float* w, float l2,
+                       int64_t length) {
+  constexpr int64_t kBlock = 256;
+  constexpr int kLanes = 8;  // Independent sums, so the compiler keeps them in vector registers.
+  double squares = 0;
+  for (int64_t b = 0; b < length; b += kBlock) {
+    const int64_t e = std::min(length, b + kBlock);
+    for (const float* o : others) {
+      for (int64_t j = b; j < e; ++j) g[j] += o[j];
+    }
+    if (l2 == 0.0f) continue;
+    float lanes[kLanes] = {};
+    int64_t j = b;
+    for (; j + kLanes <= e; j += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] += w[j + l] * w[j + l];
+    }
+    float sum = 0;
+    for (; j < e; ++j) sum += w[j] * w[j];
+    for (float lane : lanes) sum += lane;
+    squares += sum;
+    const float scale = 2.0f * l2;
+    for (j = b; j < e; ++j) g[j] += scale * w[j];
+  }
+  return double{l2} * squares;
+}
 
 int64_t rows_of(const Tensor& t) { return t.rank() == 0 ? 1 : t.dim(0); }
 
@@ -24,6 +57,80 @@ std::vector<Tensor> values_of(const std::vector<Parameter*>& parameters) {
 }
 
 }  // namespace
+
+// Finishes replica 0's trainable gradients slice by slice (Optimizer::kSliceElements, possibly
+// concurrently): finish_gradient with the other replicas' gradients unless already summed. Keeps
+// one regularization partial per slice, so that the loss adds up in a fixed order whatever the
+// threads did.
+class MirroredReplicas::GradientFinisher {
+ public:
+  GradientFinisher(const std::vector<Sequential*>& models, bool sum_replicas)
+      : primary_(models[0]->trainable_parameters()) {
+    if (sum_replicas) {
+      for (size_t r = 1; r < models.size(); ++r) {
+        others_.push_back(models[r]->trainable_parameters());
+      }
+    }
+    for (Parameter* p : primary_) {
+      first_slice_.push_back(static_cast<int64_t>(partials_.size()));
+      const int64_t n = p->value.num_elements();
+      partials_.resize(partials_.size() + static_cast<size_t>((n + Optimizer::kSliceElements - 1) /
+                                                              Optimizer::kSliceElements));
+    }
+    // Frozen weights add to the regularization loss (Keras' model.losses) but get no gradient.
+    for (Parameter* p : models[0]->parameters()) {
+      if (!p->trainable && p->l2 != 0.0f) frozen_.push_back(p);
+    }
+  }
+
+  const std::vector<Parameter*>& parameters() const { return primary_; }
+
+  void operator()(size_t i, int64_t begin, int64_t end) {
+    Parameter& p = *primary_[i];
+    std::vector<const float*> others;
+    for (const std::vector<Parameter*>& replica : others_) {
+      others.push_back(std::as_const(replica[i]->gradient).data<float>() + begin);
+    }
+    partials_[static_cast<size_t>(first_slice_[i] + begin / Optimizer::kSliceElements)] =
+        finish_gradient(p.gradient.data<float>() + begin, others,
+                        std::as_const(p.value).data<float>() + begin, p.l2, end - begin);
+  }
+
+  // Every slice, in parallel on the calling thread's arena.
+  void finish_all() {
+    struct Slice {
+      size_t parameter;
+      int64_t begin, end;
+    };
+    std::vector<Slice> slices;
+    for (size_t i = 0; i < primary_.size(); ++i) {
+      const int64_t n = primary_[i]->value.num_elements();
+      for (int64_t b = 0; b < n; b += Optimizer::kSliceElements) {
+        slices.push_back({i, b, std::min(n, b + Optimizer::kSliceElements)});
+      }
+    }
+    oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<size_t>(0, slices.size()),
+                              [&](const oneapi::tbb::blocked_range<size_t>& range) {
+                                for (size_t k = range.begin(); k != range.end(); ++k) {
+                                  (*this)(slices[k].parameter, slices[k].begin, slices[k].end);
+                                }
+                              });
+  }
+
+  // The regularization loss, once every slice was finished.
+  double loss() const {
+    double total = regularization_loss(frozen_);
+    for (double partial : partials_) total += partial;
+    return total;
+  }
+
+ private:
+  std::vector<Parameter*> primary_;
+  std::vector<std::vector<Parameter*>> others_;  // Replicas 1.. when their sum is still to add.
+  std::vector<int64_t> first_slice_;             // Per parameter: its first entry in partials_.
+  std::vector<double> partials_;
+  std::vector<Parameter*> frozen_;
+};
 
 MirroredReplicas::MirroredReplicas(Strategy& strategy, Sequential& primary,
                                    const std::function<Sequential()>& model_fn)
@@ -106,9 +213,8 @@ MirroredReplicas::StepResult MirroredReplicas::train_step(
   const int64_t global_batch = n * workers == 1 ? 0 : result.batch_size;
   const std::vector<Element> parts = n == 1 ? std::vector<Element>{batch} : split_batch(batch, n);
   std::vector<Tensor> predictions(n);
-  std::vector<double> losses(n, 0.0), regularization(n, 0.0);
+  std::vector<double> losses(n, 0.0);
   std::vector<char> has_rows(n, 0);
-  const float regularization_scale = 1.0f / static_cast<float>(n * workers);
   strategy_.run(
       [&](ReplicaContext& context, const Element& part) -> std::vector<Tensor> {
         const int r = context.replica_id_in_sync_group();
@@ -126,48 +232,66 @@ MirroredReplicas::StepResult MirroredReplicas::train_step(
           model.backward(l.gradient);
           losses[r] = l.loss;
         }
-        regularization[r] = add_regularization_gradients(model.parameters(), regularization_scale);
         return {};
       },
       parts);
-  if (n > 1) {
-    std::vector<std::vector<Tensor>> gradients;
-    for (Sequential* model : models_) gradients.push_back(gradients_of(*model));
-    strategy_.batch_reduce_to(ReduceOp::kSum, gradients, gradients[0]);
+  finished_regularization_.reset();
+  replicas_summed_ = n == 1;
+  if (workers > 1) {
+    // The local sum first, then the sum over workers: both before the update.
+    if (n > 1) {
+      std::vector<std::vector<Tensor>> gradients;
+      for (Sequential* model : models_) gradients.push_back(gradients_of(*model));
+      strategy_.batch_reduce_to(ReduceOp::kSum, gradients, gradients[0]);
+      replicas_summed_ = true;
+    }
+    strategy_.all_reduce_across_workers(gradients_of(*models_[0]));
   }
-  if (workers > 1) strategy_.all_reduce_across_workers(gradients_of(*models_[0]));
   // Replica order, so the reported sums do not depend on timing.
   for (int r = 0; r < n; ++r) {
     result.loss += losses[r];
-    result.regularization += regularization[r];
     if (has_rows[r]) {
       for (const auto& m : metrics) m->update_state(parts[r][labels_key], predictions[r]);
     }
   }
   if (workers > 1) {
-    std::vector<double> sums{result.loss, result.regularization};
+    std::vector<double> sums{result.loss};
     strategy_.all_reduce_across_workers(sums);
     result.loss = sums[0];
-    result.regularization = sums[1];
   }
   return result;
 }
 
-void MirroredReplicas::apply_gradients(Optimizer& optimizer) {
-  const std::vector<Parameter*> primary = models_[0]->trainable_parameters();
+void MirroredReplicas::finish_gradients() {
+  if (finished_regularization_) return;
+  GradientFinisher finisher(models_, !replicas_summed_);
+  strategy_.execute([&] { finisher.finish_all(); });
+  replicas_summed_ = true;
+  finished_regularization_ = finisher.loss();
+}
+
+double MirroredReplicas::apply_gradients(Optimizer& optimizer) {
+  GradientFinisher finisher(models_, !replicas_summed_);
+  const std::vector<Parameter*>& primary = finisher.parameters();
   std::vector<std::vector<Parameter*>> others;
   for (size_t r = 1; r < models_.size(); ++r) {
     others.push_back(models_[r]->trainable_parameters());
   }
-  strategy_.execute([&] {
-    optimizer.apply_gradients(primary, [&](size_t i, int64_t begin, int64_t end) {
-      const float* source = static_cast<const float*>(primary[i]->value.raw_data()) + begin;
-      for (const std::vector<Parameter*>& replica : others) {
-        std::memcpy(static_cast<float*>(replica[i]->value.raw_data()) + begin, source,
-                    static_cast<size_t>(end - begin) * sizeof(float));
-      }
-    });
-  });
+  Optimizer::SliceCallbacks callbacks;
+  if (!finished_regularization_) callbacks.prepare = std::ref(finisher);
+  callbacks.updated = [&](size_t i, int64_t begin, int64_t end) {
+    const float* source = std::as_const(primary[i]->value).data<float>() + begin;
+    for (const std::vector<Parameter*>& replica : others) {
+      std::memcpy(replica[i]->value.data<float>() + begin, source,
+                  static_cast<size_t>(end - begin) * sizeof(float));
+    }
+  };
+  strategy_.execute([&] { optimizer.apply_gradients(primary, callbacks); });
+  if (!finished_regularization_) {
+    replicas_summed_ = true;
+    finished_regularization_ = finisher.loss();
+  }
+  return *finished_regularization_;
 }
 
 double MirroredReplicas::eval_step(const Element& batch, const std::string& features_key,

@@ -1,19 +1,22 @@
 // MirroredReplicas: the Estimator's model copies under a distribution strategy (RunConfig::
 // train_distribute / eval_distribute). Replica 0 is the Estimator's own model; the others are built
 // by ModelSpec::model_fn and start from replica 0's weights. A training step splits the global
-// batch across the replicas, runs forward and backward on each concurrently with the loss divided
-// by the GLOBAL batch (compute_average_loss) and regularization by the replica count, then sums the
-// gradients over replicas (in replica order) into replica 0's, where the optimizer applies them
-// once; the updated weights are then copied to the other replicas, so every replica holds identical
-// trainable weights after every step. Batch-normalization statistics stay per replica, as Keras'
-// ON_READ / MEAN moving averages: a checkpoint stores their mean over replicas.
+// batch across the replicas and runs forward and backward on each concurrently with the loss
+// divided by the GLOBAL batch (compute_average_loss). The update then sums the gradients over
+// replicas (in replica order) into replica 0's, adds the L2 regularization gradient once, and the
+// optimizer applies the result; the updated weights are copied to the other replicas, so every
+// replica holds identical trainable weights after every step. Summing, regularization, update and
+// copy run slice by slice in one pass over the weights on the strategy's threads, each slice
+// finished while in cache: for a large model the step's cost outside forward and backward is
+// that of reading the weights and their gradients once. Batch-normalization statistics stay per
+// replica, as Keras' ON_READ / MEAN moving averages: a checkpoint stores their mean over replicas.
 //
 // Under MultiWorkerMirroredStrategy each worker process holds its local replicas and feeds them
 // its LOCAL batch (its auto-shard of the input); the loss is divided by the global batch (the
 // rows of every worker this step), the local gradient sum is then summed over workers in worker
-// order, and every worker applies the same update, so weights stay identical everywhere (the
-// chief's initial weights are broadcast when the replicas are built). Metrics and statistics stay
-// per worker (a checkpoint, written by the chief, stores the chief's).
+// order, and every worker regularizes and applies the same update, so weights stay identical
+// everywhere (the chief's initial weights are broadcast when the replicas are built). Metrics and
+// statistics stay per worker (a checkpoint, written by the chief, stores the chief's).
 //
 // Not thread-safe; owned by the Estimator. The strategy must outlive it.
 #pragma once
@@ -54,9 +57,8 @@ class MirroredReplicas {
   void sync_from_primary();
 
   struct StepResult {
-    double loss = 0;            // Σ over replicas of (loss / global batch); the global-batch mean.
-    double regularization = 0;  // The regularization loss (summed over replicas after ÷ n).
-    int64_t batch_size = 0;     // Rows of the global batch (over every worker).
+    double loss = 0;         // Σ over replicas of (loss / global batch); the global-batch mean.
+    int64_t batch_size = 0;  // Rows of the global batch (over every worker).
   };
 
   // Keeps workers in lock step: each calls this once before every step with its local batch's
@@ -66,16 +68,23 @@ class MirroredReplicas {
   // worker: returns whether local_rows is set, without communication.
   bool all_workers_have_input(std::optional<int64_t> local_rows);
 
-  // Forward and backward of one global batch on every replica; afterwards replica 0's trainable
-  // gradients hold the all-reduced (summed) gradients, ready for the optimizer. Metrics (reset by
-  // the caller when wanted) are updated with every replica's rows. Errors of a replica propagate.
+  // Forward and backward of one global batch on every replica, each replica's gradients (of the
+  // loss only) in its own parameters; apply_gradients or finish_gradients then combines them.
+  // Metrics (reset by the caller when wanted) are updated with every replica's rows. Errors of a
+  // replica propagate.
   StepResult train_step(const Element& batch, const std::string& features_key,
                         const std::string& labels_key, const Loss& loss,
                         const std::vector<std::unique_ptr<Metric>>& metrics);
-  // The update of a training step: `optimizer` applies replica 0's (all-reduced) gradients on the
-  // strategy's threads, and each slice of weights it wrote is copied to the other replicas at once,
-  // while in cache: every replica then holds replica 0's updated weights.
-  void apply_gradients(Optimizer& optimizer);
+  // Makes replica 0's trainable gradients the step's final ones without updating anything: the sum
+  // over replicas (and workers) plus the L2 regularization gradient. For readers of gradients
+  // before the update (a hook's gradient norm); apply_gradients then does not redo it.
+  void finish_gradients();
+  // The update of a training step, in one pass over slices of the weights on the strategy's
+  // threads: each slice of replica 0's gradients is finished (unless finish_gradients did), the
+  // optimizer applies it and the new weights are copied to the other replicas while in cache.
+  // Every replica then holds replica 0's updated weights, whose gradients stay the final ones.
+  // Returns the step's regularization loss (Σ l2·Σ w² at the weights before the update).
+  double apply_gradients(Optimizer& optimizer);
 
   // Inference on every replica's share of the batch; returns the summed (global-mean) loss and
   // updates the metrics.
@@ -88,9 +97,15 @@ class MirroredReplicas {
   std::map<std::string, Tensor> mean_statistics();
 
  private:
+  class GradientFinisher;
+
   Strategy& strategy_;
   std::optional<int64_t> agreed_rows_;  // From all_workers_have_input, for the next step.
-  std::vector<Sequential*> models_;     // models_[0] is the primary (not owned).
+  // Since the last train_step: whether replica 0's gradients hold the sum over replicas, and
+  // whether they are final (summed and regularized, by finish_gradients) with this loss.
+  bool replicas_summed_ = true;
+  std::optional<double> finished_regularization_;
+  std::vector<Sequential*> models_;  // models_[0] is the primary (not owned).
   std::vector<std::unique_ptr<Sequential>> owned_;
 };
 

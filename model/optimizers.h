@@ -52,14 +52,25 @@ class Optimizer {
   virtual ~Optimizer() = default;
   virtual std::string_view name() const = 0;  // "SGD", "Adam", "RMSprop": the state key prefix.
 
+  // An update works on slices of kSliceElements elements (the last of a parameter shorter).
+  static constexpr int64_t kSliceElements = int64_t{1} << 14;
+  // Called for one slice with the index of its parameter in `parameters` and the slice's element
+  // range [begin, end), possibly concurrently with other slices.
+  using SliceFn = std::function<void(size_t parameter, int64_t begin, int64_t end)>;
+  struct SliceCallbacks {
+    // Before the slice's gradient is read: may finish it in place (e.g. sum the gradients of
+    // other model replicas into it), while the update that follows finds it in cache.
+    SliceFn prepare;
+    // Right after the slice was written (e.g. copy the new values to other model replicas while
+    // they are in cache).
+    SliceFn updated;
+  };
+
   // One update of every trainable parameter from its gradient, then iterations() + 1.
   // Throws InvalidArgument for a parameter without a path or whose slot shape disagrees (before
-  // anything is updated). `updated`, when given, is called once per updated slice with the index
-  // of its parameter in `parameters` and the slice's element range [begin, end), right after the
-  // slice was written and possibly concurrently with other slices (e.g. to copy the new values
-  // to other model replicas while they are in cache).
-  using SliceFn = std::function<void(size_t parameter, int64_t begin, int64_t end)>;
-  void apply_gradients(const std::vector<Parameter*>& parameters, const SliceFn& updated = {});
+  // anything is updated or any callback runs). Each callback given runs once per updated slice.
+  void apply_gradients(const std::vector<Parameter*>& parameters,
+                       const SliceCallbacks& callbacks = {});
 
   int64_t iterations() const { return iterations_; }
   // The rate the next update will use.

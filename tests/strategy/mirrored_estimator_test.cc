@@ -137,6 +137,43 @@ TEST_F(MirroredEstimatorTest, ReportedLossIsTheGlobalBatchLoss) {
   EXPECT_NEAR(first_loss[2], first_loss[0], 1e-6);
 }
 
+// Fetches the gradient norm every step, as a summary hook would.
+class GradientNormHook final : public SessionRunHook {
+ public:
+  SessionRunArgs before_run(SessionRunContext&) override { return {{"gradient_norm"}}; }
+  void after_run(SessionRunContext&, const SessionRunValues& values) override {
+    norms.push_back(values.results.at("gradient_norm"));
+  }
+  std::vector<double> norms;
+};
+
+TEST_F(MirroredEstimatorTest, AHookReadsTheFinalGradientsBeforeTheUpdate) {
+  // The gradient a hook sees must be the summed, regularized one of the global batch (as without
+  // a strategy), and reading it must not change the update: the weights after three steps with the
+  // hook equal those without it, bit for bit.
+  std::vector<std::vector<double>> norms;
+  std::vector<std::vector<std::vector<float>>> weights;
+  for (int replicas : {0, 3, 3}) {
+    RunConfig config = this->config();
+    config.model_dir = dir_ + "/" + std::to_string(norms.size());
+    if (replicas > 0) config.train_distribute = std::make_shared<MirroredStrategy>(replicas, 2);
+    Estimator est(small_spec(/*batch_norm=*/false), config);
+    GradientNormHook hook;
+    std::vector<SessionRunHook*> hooks;
+    if (norms.size() < 2) hooks.push_back(&hook);
+    est.train(separable_input(48, 16), hooks, 3);
+    norms.push_back(hook.norms);
+    weights.push_back(weights_of(est.model(), false));
+  }
+  ASSERT_EQ(norms[0].size(), 3u);
+  ASSERT_EQ(norms[1].size(), 3u);
+  for (size_t step = 0; step < 3; ++step) {
+    EXPECT_GT(norms[0][step], 0.0);
+    EXPECT_NEAR(norms[1][step], norms[0][step], 1e-5 * norms[0][step]) << "step " << step;
+  }
+  EXPECT_EQ(weights[1], weights[2]);
+}
+
 TEST_F(MirroredEstimatorTest, BatchNormStatisticsArePerReplicaAndSavedAsTheirMean) {
   RunConfig config = this->config();
   config.train_distribute = std::make_shared<MirroredStrategy>(2, 2);

@@ -398,12 +398,21 @@ TEST(StrategyTest, OptimizerUpdatesInParallelSlicesEveryElementOnceAsTheSerialRu
   Adam adam;
   for (int step = 0; step < 2; ++step) {
     strategy.execute([&] {
-      adam.apply_gradients(parameters, [&](size_t i, int64_t begin, int64_t end) {
-        for (int64_t j = begin; j < end; ++j) seen[i][static_cast<size_t>(j)]++;
-      });
+      adam.apply_gradients(parameters, {.prepare =
+                                            [&](size_t i, int64_t begin, int64_t end) {
+                                              // The gradient may be finished here: the update reads
+                                              // it after.
+                                              float* g = parameters[i]->gradient.data<float>();
+                                              for (int64_t j = begin; j < end; ++j) g[j] *= 2;
+                                            },
+                                        .updated =
+                                            [&](size_t i, int64_t begin, int64_t end) {
+                                              for (int64_t j = begin; j < end; ++j)
+                                                seen[i][static_cast<size_t>(j)]++;
+                                            }});
     });
   }
-  // The serial rule, element by element (Adam's defaults, two steps of the same gradient).
+  // The serial rule, element by element (Adam's defaults, two steps of the prepared gradient).
   const double b1 = double(0.9f), b2 = double(0.999f);
   const float one_minus_b1 = float(1.0 - b1), one_minus_b2 = float(1.0 - b2);
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -413,7 +422,7 @@ TEST(StrategyTest, OptimizerUpdatesInParallelSlicesEveryElementOnceAsTheSerialRu
       float w = before[i][j], m = 0, v = 0;
       if (parameters[i]->trainable) {
         for (int t = 1; t <= 2; ++t) {
-          const float g = gradients[i][j];
+          const float g = gradients[i][j] * float(1 << t);  // Doubled by prepare each step.
           const float alpha = static_cast<float>(double(0.001f) * std::sqrt(1.0 - std::pow(b2, t)) /
                                                  (1.0 - std::pow(b1, t)));
           m += (g - m) * one_minus_b1;
