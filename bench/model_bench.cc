@@ -2,7 +2,8 @@
 // nll_loss, backward, SGD with momentum) at batch 128 inside a 2-thread oneTBB arena, the budget
 // PyTorch gets in bench/peers/pytorch_fashion_cnn.py; the forward pass alone (inference); and one
 // full shuffled epoch of Fashion-MNIST's 60,000 training images (skipped when the dataset is not
-// installed), the figure the peer script prints as epoch_seconds.
+// installed), the figure the peer script prints as epoch_seconds. Also the kernel-gradient product
+// of tpu-guide-cnn's first Dense layer on Eigen's GEMM and on the small-k kernel, side by side.
 #include <benchmark/benchmark.h>
 #include <tbb/task_arena.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "dataset/idx_dataset.h"
+#include "model/gemm.h"
 #include "model/losses.h"
 #include "model/optimizers.h"
 #include "model/presets.h"
@@ -63,6 +65,38 @@ void BM_FashionCnnPredict(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 BENCHMARK(BM_FashionCnnPredict)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// dW = xᵀ · dz of tpu-guide-cnn's Dense(256) on its flattened [rows, 147456] input, for a
+// per-replica batch of k rows: a 151 MB C from a tiny inner dimension. Arguments: k, the kernel
+// (0: Eigen's product, 1: the small-k kernel), threads. CPU time is the whole process's.
+void BM_GemmSmallK(benchmark::State& state) {
+  constexpr int64_t m = 147456, n = 256;
+  const int64_t k = state.range(0);
+  internal::force_eigen_gemm(state.range(1) == 0);
+  Random rng(3);
+  Tensor x(DType::kFloat32, {k, m});
+  Tensor dz(DType::kFloat32, {k, n});
+  Tensor dw(DType::kFloat32, {m, n});
+  for (float& v : x.values<float>()) v = rng.uniform(-1.0f, 1.0f);
+  for (float& v : dz.values<float>()) v = rng.uniform(-1.0f, 1.0f);
+  std::fill(dw.values<float>().begin(), dw.values<float>().end(), 0.0f);  // Pages mapped untimed.
+  tbb::task_arena arena(static_cast<int>(state.range(2)));
+  arena.execute([&] {
+    for (auto _ : state) {
+      internal::gemm(true, false, m, n, k, x.data<float>(), dz.data<float>(), dw.data<float>(),
+                     false, true);
+      benchmark::ClobberMemory();
+    }
+  });
+  internal::force_eigen_gemm(false);
+  state.SetBytesProcessed(state.iterations() * m * n * int64_t{sizeof(float)});
+  state.SetLabel(state.range(1) == 0 ? "eigen" : "small-k");
+}
+BENCHMARK(BM_GemmSmallK)
+    ->ArgsProduct({{16, 32}, {0, 1}, {1, 2}})
+    ->ArgNames({"k", "kernel", "threads"})
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 // The training split in memory as float32 [60000, 28, 28, 1] in [0, 1] and int64 labels, read once
 // through the dataset library (untimed); nullopt when the dataset is not installed.

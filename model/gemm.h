@@ -1,9 +1,10 @@
 // Row-major single-precision matrix products for the layers, on Eigen's GEMM through Eigen::Map
-// (only gemm.cc and gemm_avx2.cc compile Eigen's product kernels). Large products are
+// (only gemm.cc and gemm_avx2.cc compile Eigen's product kernels), or on a kernel of our own when
+// the inner dimension is small and C is overwritten (model/gemm_small_k.h). Large products are
 // split into fixed blocks of rows of C run with oneTBB in the caller's task arena; the split does
 // not depend on the thread count, so results are bitwise reproducible. On x86-64 CPUs with AVX2 and
-// FMA the product runs on a build of the same Eigen kernel for those (model/gemm_avx2.cc), chosen
-// at run time, since the library's baseline instruction set (x86-64-v2) has 4-float SIMD only.
+// FMA the product runs on builds of the same kernels for those (model/gemm_avx2.cc), chosen at
+// run time, since the library's baseline instruction set (x86-64-v2) has 4-float SIMD only.
 #pragma once
 
 #include <cstdint>
@@ -21,5 +22,8 @@ const char* gemm_kernel_name();
 // For tests: makes gemm() run the baseline kernel even where AVX2 is available (false restores
 // the automatic choice). Not meant to be called while products run.
 void force_baseline_gemm(bool force);
+// For tests and benchmarks: makes gemm() run Eigen's product where it would take the small-k
+// kernel (false restores the automatic choice). Not meant to be called while products run.
+void force_eigen_gemm(bool force);
 
 }  // namespace sluice::internal

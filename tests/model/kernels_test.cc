@@ -1,10 +1,12 @@
 // The fast paths of the layers checked against plain reference loops: Conv2D's blocked im2col +
 // GEMM (both patch layouts, padding, strides, batches spanning many blocks and gradient chunks),
-// the GEMM kernel for every transpose combination, max pooling's per-image backward, results that
-// do not depend on the thread count, and reused buffers never overwriting a tensor still held.
+// the GEMM kernel for every transpose combination and its own kernel for a small inner dimension,
+// max pooling's per-image backward, results that do not depend on the thread count, and reused
+// buffers never overwriting a tensor still held.
 #include <gtest/gtest.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -30,7 +32,8 @@ void expect_near_all(const Tensor& actual, const std::vector<double>& expected,
   auto a = actual.values<float>();
   int failures = 0;
   for (size_t i = 0; i < expected.size() && failures < 10; ++i) {
-    if (std::abs(a[i] - expected[i]) > 1e-4 + 1e-4 * std::abs(expected[i])) {
+    // Written so that a NaN fails too.
+    if (!(std::abs(a[i] - expected[i]) <= 1e-4 + 1e-4 * std::abs(expected[i]))) {
       ADD_FAILURE() << what << "[" << i << "]: " << a[i] << ", expected " << expected[i];
       ++failures;
     }
@@ -169,6 +172,98 @@ TEST_P(GemmTest, MatchesReferenceForEveryLayout) {
         }
       }
     }
+  }
+}
+
+// C = op(A) · B into C[m, n] at `offset` floats into a NaN-filled buffer, checked against the
+// double reference; the NaN guards around C must survive, so C is written whole and only C.
+void check_overwriting_gemm(bool ta, int64_t m, int64_t n, int64_t k, int64_t offset,
+                            uint64_t seed) {
+  SCOPED_TRACE(::testing::Message()
+               << "ta " << ta << " " << m << "x" << n << "x" << k << " offset " << offset);
+  const Tensor a = random_tensor({m * k}, seed);
+  const Tensor b = random_tensor({k * n}, seed + 1);
+  constexpr int64_t kGuard = 16;
+  Tensor buffer(DType::kFloat32, {offset + m * n + kGuard});
+  std::fill(buffer.values<float>().begin(), buffer.values<float>().end(), std::nanf(""));
+  float* c = buffer.data<float>() + offset;
+  std::vector<double> expected(static_cast<size_t>(m * n), 0.0);
+  reference_gemm(ta, false, m, n, k, a.data<float>(), b.data<float>(), expected);
+  internal::gemm(ta, false, m, n, k, a.data<float>(), b.data<float>(), c, false,
+                 /*parallel=*/true);
+  Tensor result(DType::kFloat32, {m * n});
+  std::copy_n(c, m * n, result.data<float>());
+  expect_near_all(result, expected, "c");
+  for (int64_t i = 0; i < offset; ++i) EXPECT_TRUE(std::isnan(buffer.data<float>()[i])) << i;
+  for (int64_t i = 0; i < kGuard; ++i) EXPECT_TRUE(std::isnan(c[m * n + i])) << "past C " << i;
+}
+
+// gemm's own kernel for small k (up to 64) when C is overwritten: rows off the 3-row tiles and
+// 64-row blocks, columns off the 8-, 16- and 32-float tiles, k from 1 to just past the threshold,
+// where Eigen takes over.
+TEST_P(GemmTest, SmallInnerDimensionWritesEveryElementOfC) {
+  uint64_t seed = 20;
+  for (bool ta : {false, true}) {
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                           {2, 3, 1},
+                           {5, 7, 2},
+                           {71, 10, 9},
+                           {130, 33, 16},
+                           {200, 64, 25},
+                           {129, 100, 63},
+                           {257, 40, 64},
+                           {131, 37, 65},
+                           {64, 256, 32}}) {
+      check_overwriting_gemm(ta, m, n, k, 0, seed++);
+    }
+  }
+}
+
+// A C larger than the caches takes streaming stores, which need C aligned to whole vectors: an
+// aligned C (the Dense kernel-gradient layout), then one shifted by a float, and a row length
+// that is not a whole number of vectors.
+TEST_P(GemmTest, SmallInnerDimensionLargeC) {
+  check_overwriting_gemm(true, 16411, 256, 16, 0, 40);
+  check_overwriting_gemm(true, 16411, 256, 16, 1, 41);
+  check_overwriting_gemm(false, 4100, 1027, 3, 0, 42);
+}
+
+// Fixed blocks and a fixed order over k: the small-k kernel gives the same bits whether the
+// rows run in one piece or in parallel blocks on any number of threads.
+TEST_P(GemmTest, SmallInnerDimensionDoesNotDependOnTheThreadCount) {
+  constexpr int64_t m = 1000, n = 72, k = 24;
+  const Tensor a = random_tensor({k * m}, 50);
+  const Tensor b = random_tensor({k * n}, 51);
+  auto product = [&](int threads, bool parallel) {
+    Tensor c(DType::kFloat32, {m, n});
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      internal::gemm(true, false, m, n, k, a.data<float>(), b.data<float>(), c.data<float>(), false,
+                     parallel);
+    });
+    return c;
+  };
+  const Tensor serial = product(1, false);
+  EXPECT_TRUE(product(1, true).equals(serial));
+  EXPECT_TRUE(product(2, true).equals(serial));
+  EXPECT_TRUE(product(3, true).equals(serial));
+}
+
+// Eigen's product, which gemm() can be made to run instead for benchmarks, agrees with it.
+TEST_P(GemmTest, SmallInnerDimensionAgreesWithEigen) {
+  constexpr int64_t m = 300, n = 50, k = 20;
+  const Tensor a = random_tensor({k * m}, 60);
+  const Tensor b = random_tensor({k * n}, 61);
+  Tensor own(DType::kFloat32, {m, n});
+  Tensor eigen(DType::kFloat32, {m, n});
+  internal::gemm(true, false, m, n, k, a.data<float>(), b.data<float>(), own.data<float>(), false,
+                 true);
+  internal::force_eigen_gemm(true);
+  internal::gemm(true, false, m, n, k, a.data<float>(), b.data<float>(), eigen.data<float>(), false,
+                 true);
+  internal::force_eigen_gemm(false);
+  for (int64_t i = 0; i < m * n; ++i) {
+    ASSERT_NEAR(own.data<float>()[i], eigen.data<float>()[i], 1e-5f) << i;
   }
 }
 
