@@ -1,7 +1,8 @@
 // Google Benchmark micro-benchmarks of ops/: bilinear resize of uint8 RGB images (the hot path of
-// the image pipeline) and resize_into a batch slot, JPEG decoding next to decode + resize of the
-// same bytes, and the fused decode_and_resize (DCT-scaled decode) next to a full decode followed by
-// resize. Issue 4's target: for sources at least 4x the target on each side, decode_and_resize
+// the image pipeline) and resize_into a batch slot, the Keras augmentation into a batch slot, JPEG
+// decoding next to decode + resize of the same bytes, and the fused decode_and_resize (DCT-scaled
+// decode) next to a full decode followed by resize. Issue 4's target: for sources at least 4x the
+// target on each side, decode_and_resize
 // >= 1.5x faster than a full decode + resize. Items are images; compare figures of the same run
 // (the machine may be shared).
 //
@@ -19,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "core/random.h"
+#include "ops/affine_transform.h"
 #include "ops/image_codec.h"
 #include "ops/resize.h"
 
@@ -90,6 +93,29 @@ void BM_ResizeIntoSlot(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ResizeIntoSlot)->Args({128, 160, 128})->Args({512, 512, 224});
+
+// The Keras tutorial augmentation (shear 0.2, zoom 0.2, horizontal flip) of a 128x128 RGB image,
+// written as float32 with the 1/255 rescale into the slots of four rotating batches of 32 (so, as
+// in the pipeline, the output is not in cache). Each image draws its own transform.
+void BM_AugmentIntoBatchSlot(benchmark::State& state) {
+  constexpr int64_t kSide = 128, kBatch = 32, kBatches = 4;
+  const Tensor image = photo(kSide, kSide);
+  const RandomTransformOptions options{
+      .shear_range = 0.2, .zoom_range = 0.2, .horizontal_flip = true};
+  const int64_t per_image = kSide * kSide * 3;
+  std::vector<float> batches(static_cast<size_t>(kBatches * kBatch * per_image));
+  int64_t i = 0;
+  for (auto _ : state) {
+    Random random(1, static_cast<uint64_t>(i));
+    const AffineTransformParams params = random_transform_params(options, kSide, kSide, random);
+    apply_affine_transform_to_float(image, params, FillMode::kNearest, 0, 1 / 255.0f,
+                                    batches.data() + (i % (kBatches * kBatch)) * per_image);
+    ++i;
+  }
+  benchmark::DoNotOptimize(batches.data());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AugmentIntoBatchSlot);
 
 void BM_DecodeJpeg(benchmark::State& state) {
   const Tensor& bytes = jpeg_of_size(state.range(0));

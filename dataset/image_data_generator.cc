@@ -19,6 +19,7 @@
 #include "graph/stages/sources.h"
 #include "ops/crop.h"
 #include "ops/image_codec.h"
+#include "ops/resize.h"
 
 namespace sluice {
 namespace {
@@ -166,12 +167,11 @@ Tensor crop_to_aspect_ratio(const Tensor& image, ImageSize size) {
                               crop_height, crop_width);
 }
 
-// decode_and_resize (ops/image_codec.h) without the resize when the image already has the target
-// size (every method is the identity then), with Keras' keep_aspect_ratio crop before the resize.
-// JPEG has no alpha: for 4 channels it is decoded as RGB and made opaque. Decoder errors name
-// `path`.
-Tensor decode_to_size(const std::string& bytes, ImageSize size, ResizeMethod method, int channels,
-                      bool keep_aspect_ratio, const std::string& path) {
+// The image to resize to `size`: decoded (at a DCT scale that stays at or above `size`), with
+// Keras' keep_aspect_ratio crop when it needs resizing at all. JPEG has no alpha: for 4 channels
+// it is decoded as RGB and made opaque. Decoder errors name `path`.
+Tensor decode_for_size(std::string_view bytes, ImageSize size, int channels, bool keep_aspect_ratio,
+                       const std::string& path) {
   Tensor image;
   if (channels == 4 && sniff_image_format(bytes) == ImageFormat::kJpeg) {
     image = with_opaque_alpha(decode_image_at_least(bytes, size, 3, path));
@@ -180,7 +180,11 @@ Tensor decode_to_size(const std::string& bytes, ImageSize size, ResizeMethod met
   }
   if (image.dim(0) == size.height && image.dim(1) == size.width) return image;
   if (keep_aspect_ratio) image = crop_to_aspect_ratio(image, size);
-  return resize(image, size, method);
+  return image;
+}
+
+bool has_size(const Tensor& image, ImageSize size) {
+  return image.dim(0) == size.height && image.dim(1) == size.width;
 }
 
 // Keras' standardize after the transform, in place on one image [h, w, c] at x: the
@@ -428,6 +432,15 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
   const ResizeMethod method = options.interpolation;
   const ClassMode mode = options.class_mode;
   const ImageDataGenerator generator = *this;
+  // Without geometry, colour changes or standardization the transform is only the rescale:
+  // resize_into then writes each resized image straight into its batch slot, rescale folded in.
+  const ImageDataGeneratorOptions& o = options_;
+  const bool rescale_only =
+      o.rotation_range == 0 && o.width_shift_range == 0 && o.height_shift_range == 0 &&
+      o.shear_range == 0 && o.zoom_range.lower == 1 && o.zoom_range.upper == 1 &&
+      !o.horizontal_flip && !o.vertical_flip && o.channel_shift_range == 0 && !o.brightness_range &&
+      !o.preprocessing_function && !o.samplewise_center && !o.samplewise_std_normalization;
+  const float rescale = o.rescale != 0 ? o.rescale : 1.0f;
   auto pool = std::make_shared<BatchBufferPool>(static_cast<size_t>(batch_size * per_image) *
                                                 sizeof(float));
   std::shared_ptr<const FlowState> shared = state;
@@ -435,21 +448,35 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
   // the batch, so an image is written once and never copied. Image j of the pass draws its
   // transform from (seed, pass, j) alone.
   auto load_batch = [shared, size, channels, per_image, method, keep_aspect_ratio, mode, generator,
-                     pool, batch_size](Element e, const ElementContext& ctx) {
+                     pool, batch_size, rescale_only,
+                     rescale](Element e, const ElementContext& ctx) {
     const auto indices = e[0].values<int64_t>();
     const auto b = static_cast<int64_t>(indices.size());
     Tensor images = pool->take(Shape{b, size.height, size.width, channels});
+    // The bytes of one file at a time, in a buffer the thread keeps: no allocation per image.
+    // One huge file does not pin its size on the thread for good.
+    thread_local std::string file_bytes;
+    constexpr size_t kKeptBufferBytes = size_t{16} << 20;
     for (int64_t i = 0; i < b; ++i) {
       const int64_t index = indices[static_cast<size_t>(i)];
       const std::string& path = shared->filenames[static_cast<size_t>(index)];
+      float* slot = images.data<float>() + i * per_image;
       Tensor image;
       try {
         if (shared->archive.empty()) {
-          image = decode_to_size(read_file_bytes(path), size, method, channels, keep_aspect_ratio,
-                                 path);
+          image = decode_for_size(read_file_bytes(path, file_bytes), size, channels,
+                                  keep_aspect_ratio, path);
+          if (file_bytes.size() > kKeptBufferBytes) std::string().swap(file_bytes);
         } else {
-          image = decode_to_size(e[1].values<std::string>()[static_cast<size_t>(i)], size, method,
-                                 channels, keep_aspect_ratio, path);
+          image = decode_for_size(e[1].values<std::string>()[static_cast<size_t>(i)], size,
+                                  channels, keep_aspect_ratio, path);
+        }
+        if (!has_size(image, size)) {
+          if (rescale_only) {
+            resize_into(image, size, slot, rescale, method);
+            continue;
+          }
+          image = resize(image, size, method);
         }
       } catch (...) {
         std::rethrow_exception(
@@ -458,7 +485,7 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
       Random random(ctx.seed, static_cast<uint64_t>(ctx.index * batch_size + i));
       const TransformParams params =
           generator.get_random_transform(size.height, size.width, random);
-      generator.transform_into(image, params, images.data<float>() + i * per_image);
+      generator.transform_into(image, params, slot);
     }
     if (mode == ClassMode::kNone) return Element{{"image", std::move(images)}};
     if (mode == ClassMode::kInput) return Element{{"image", images}, {"label", images}};

@@ -12,8 +12,10 @@
 #include "core/strings.h"
 
 namespace sluice {
+namespace {
 
-std::string read_file_bytes(const std::string& path) {
+// The file's bytes into buffer[0, returned size); buffer.size() is never reduced.
+size_t read_into(const std::string& path, std::string& buffer) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw NotFound(str_cat(path, ": cannot open: ", std::strerror(errno)));
   struct stat st {};
@@ -21,14 +23,14 @@ std::string read_file_bytes(const std::string& path) {
     ::close(fd);
     throw InvalidArgument(str_cat(path, " is a directory, not a file"));
   }
-  std::string bytes;
   // One byte more than the size, so a file that has not grown ends at the first short read.
-  bytes.resize(st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 4096);
+  const size_t wanted_size = st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 4096;
+  if (buffer.size() < wanted_size) buffer.resize(wanted_size);
   size_t size = 0;
   while (true) {
-    if (size == bytes.size()) bytes.resize(bytes.size() * 2);
-    const size_t wanted = bytes.size() - size;
-    const ssize_t got = ::read(fd, bytes.data() + size, wanted);
+    if (size == buffer.size()) buffer.resize(buffer.size() * 2);
+    const size_t wanted = buffer.size() - size;
+    const ssize_t got = ::read(fd, buffer.data() + size, wanted);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       const int err = errno;
@@ -43,8 +45,19 @@ std::string read_file_bytes(const std::string& path) {
     if (whole && static_cast<size_t>(got) < wanted) break;
   }
   ::close(fd);
-  bytes.resize(size);
+  return size;
+}
+
+}  // namespace
+
+std::string read_file_bytes(const std::string& path) {
+  std::string bytes;
+  bytes.resize(read_into(path, bytes));
   return bytes;
+}
+
+std::string_view read_file_bytes(const std::string& path, std::string& buffer) {
+  return std::string_view(buffer.data(), read_into(path, buffer));
 }
 
 }  // namespace sluice

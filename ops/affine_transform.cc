@@ -213,9 +213,30 @@ void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_
   const double* m = matrix.m;
   const int64_t c = kC > 0 ? kC : channels;
   const int64_t row_stride = width * c;
-  thread_local std::vector<float> blended;  // One row; reused, so no allocation per image.
-  blended.resize(static_cast<size_t>(row_stride) + 4);
-  float* t = blended.data();
+  // One blended row (+ padding for the four-lane reads) and two input rows converted to float:
+  // with a zoom near 1, consecutive output rows read mostly the same input rows, so each is
+  // converted about once instead of twice. Reused, so no allocation per image.
+  const auto padded = static_cast<size_t>(row_stride) + 4;
+  thread_local std::vector<float> rows;
+  rows.resize(3 * padded);
+  float* t = rows.data();
+  float* const converted[2] = {t + padded, t + 2 * padded};
+  int64_t converted_row[2] = {-1, -1};
+  // Input row i as float (exact for uint8), converting it into the slot not holding `keep`.
+  const auto float_row = [&](int64_t i, int64_t keep) -> const float* {
+    const In* in = src + i * row_stride;
+    if constexpr (std::is_same_v<In, float>) {
+      return in;
+    } else {
+      for (int k = 0; k < 2; ++k) {
+        if (converted_row[k] == i) return converted[k];
+      }
+      const int k = converted_row[0] == keep ? 1 : 0;
+      for (int64_t j = 0; j < row_stride; ++j) converted[k][j] = static_cast<float>(in[j]);
+      converted_row[k] = i;
+      return converted[k];
+    }
+  };
   for (int64_t r = 0; r < height; ++r) {
     float* out = dst + r * row_stride;
     const Axis ay = resolve(m[0] * static_cast<double>(r) + m[2], height, mode);
@@ -223,14 +244,12 @@ void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_
       std::fill(out, out + row_stride, fill);
       continue;
     }
-    const In* r0 = src + ay.i0 * row_stride;
-    const In* r1 = src + ay.i1 * row_stride;
+    const float* r0 = float_row(ay.i0, ay.i1);
+    const float* r1 = float_row(ay.i1, ay.i0);
     const auto wy = static_cast<float>(ay.f);
     const float s0 = scale * (1 - wy);
     const float s1 = scale * wy;
-    for (int64_t k = 0; k < row_stride; ++k) {
-      t[k] = static_cast<float>(r0[k]) * s0 + static_cast<float>(r1[k]) * s1;
-    }
+    for (int64_t k = 0; k < row_stride; ++k) t[k] = r0[k] * s0 + r1[k] * s1;
     // Column positions in 32.32 fixed point: exact integer steps, so the columns whose two
     // neighbours are inside ([begin, end)) follow from integer arithmetic and need no test.
     const int64_t x0 = std::llround((m[3] * static_cast<double>(r) + m[5]) * kFixedOne);
@@ -259,13 +278,32 @@ void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_
       // Four lanes per pixel: the fourth is the next pixel's first channel, written again (with
       // its right value) by the next pixel; the run stops one pixel early so the last store
       // stays inside the row. The blended row has padding for the fourth lane of the reads.
-      for (; col + 1 < end; ++col, x += dx, o += 3) {
+      const auto lerp = [&](__m128 wx) {
         const float* p0 = t + (x >> 32) * 3;
-        const __m128 wx =
-            _mm_set1_ps(static_cast<float>(static_cast<uint32_t>(x) >> 8) * (1.0f / (1 << 24)));
         const __m128 a = _mm_loadu_ps(p0);
         const __m128 b = _mm_loadu_ps(p0 + 3);
         _mm_storeu_ps(o, _mm_add_ps(a, _mm_mul_ps(wx, _mm_sub_ps(b, a))));
+        x += dx;
+        o += 3;
+      };
+      // The weights of four columns at once: a weight is the top 24 bits of the fraction (the low
+      // 32 bits of x), which four 32-bit lanes step exactly, wrapping as the fractions do.
+      const auto f = static_cast<uint32_t>(x), step = static_cast<uint32_t>(dx);
+      __m128i fractions =
+          _mm_set_epi32(static_cast<int>(f + 3 * step), static_cast<int>(f + 2 * step),
+                        static_cast<int>(f + step), static_cast<int>(f));
+      const __m128i step4 = _mm_set1_epi32(static_cast<int>(4 * step));
+      const __m128 unit = _mm_set1_ps(1.0f / (1 << 24));
+      for (; col + 4 < end; col += 4) {
+        const __m128 w = _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32(fractions, 8)), unit);
+        fractions = _mm_add_epi32(fractions, step4);
+        lerp(_mm_shuffle_ps(w, w, 0x00));
+        lerp(_mm_shuffle_ps(w, w, 0x55));
+        lerp(_mm_shuffle_ps(w, w, 0xAA));
+        lerp(_mm_shuffle_ps(w, w, 0xFF));
+      }
+      for (; col + 1 < end; ++col) {
+        lerp(_mm_set1_ps(static_cast<float>(static_cast<uint32_t>(x) >> 8) * (1.0f / (1 << 24))));
       }
     }
 #endif

@@ -241,6 +241,47 @@ TEST_F(ImageDataGeneratorTest, BadImageErrorNamesItsPath) {
   EXPECT_NE(message.find(bad), std::string::npos) << message;
 }
 
+TEST_F(ImageDataGeneratorTest, ResizingWithoutATransformMatchesTheTransformPath) {
+  // Without augmentation a resized image is written into its slot by resize_into; an identity
+  // preprocessing_function forces the resize-then-transform path. Both must give the same pixels,
+  // for every method and colour mode, with and without keep_aspect_ratio, shrinking and enlarging.
+  const std::string root = make_folder(12, 7);
+  const auto identity = [](const Tensor& x) { return x; };
+  for (const ResizeMethod method : {ResizeMethod::kNearest, ResizeMethod::kBilinear,
+                                    ResizeMethod::kBicubic, ResizeMethod::kArea}) {
+    for (const bool keep : {false, true}) {
+      for (const ImageSize size : {ImageSize{8, 8}, ImageSize{16, 9}}) {
+        for (const ColorMode color : {ColorMode::kRgb, ColorMode::kGrayscale, ColorMode::kRgba}) {
+          const FlowFromDirectoryOptions options{.target_size = size,
+                                                 .color_mode = color,
+                                                 .batch_size = 4,
+                                                 .shuffle = false,
+                                                 .interpolation = method,
+                                                 .keep_aspect_ratio = keep,
+                                                 .verbose = false};
+          const std::vector<Element> direct = collect(
+              image_data_generator({.rescale = 1 / 255.f}).flow_from_directory(root, options));
+          const std::vector<Element> transformed = collect(
+              image_data_generator({.rescale = 1 / 255.f, .preprocessing_function = identity})
+                  .flow_from_directory(root, options));
+          ASSERT_EQ(direct.size(), transformed.size());
+          for (size_t b = 0; b < direct.size(); ++b) {
+            const Tensor& x = direct[b]["image"];
+            const Tensor& y = transformed[b]["image"];
+            ASSERT_EQ(x.shape(), y.shape());
+            EXPECT_EQ(x.shape().dim(1), size.height);
+            for (int64_t i = 0; i < x.num_elements(); ++i) {
+              ASSERT_FLOAT_EQ(x.data<float>()[i], y.data<float>()[i])
+                  << resize_method_name(method) << " keep " << keep << " batch " << b << " value "
+                  << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(ImageDataGeneratorTest, RejectsBadArguments) {
   const std::string root = make_folder();
   EXPECT_THROW(image_data_generator({.zoom_range = {1.5, 0.5}}), InvalidArgument);
