@@ -1,7 +1,6 @@
 // image_folder over a zip or tar of an image folder must give exactly what it gives over the
 // extracted folder: the same "Found" line, class map, paths (relative to the root), labels and
 // decoded pixels, in the same order, whatever order the archive stores its members in.
-#include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +16,7 @@
 #include "formats/archive.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
+#include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -28,30 +28,11 @@ namespace fs = std::filesystem;
 using Members = std::vector<std::pair<std::string, std::string>>;
 
 void write_archive(const std::string& path, const std::string& format, const Members& members) {
-  archive* a = archive_write_new();
-  if (format == "zip") {
-    archive_write_set_format_zip(a);
-  } else {
-    archive_write_set_format_pax_restricted(a);
-    if (format == "tar.gz") archive_write_add_filter_gzip(a);
-  }
-  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK) << archive_error_string(a);
+  std::vector<testing::ArchiveMember> list;
   for (const auto& [name, data] : members) {
-    const bool dir = name.ends_with('/');
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, dir ? AE_IFDIR : AE_IFREG);
-    archive_entry_set_perm(e, dir ? 0755 : 0644);
-    archive_entry_set_size(e, dir ? 0 : static_cast<la_int64_t>(data.size()));
-    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
-    if (!dir && !data.empty()) {
-      ASSERT_EQ(archive_write_data(a, data.data(), data.size()),
-                static_cast<la_ssize_t>(data.size()));
-    }
-    archive_entry_free(e);
+    list.push_back({name, data, name.ends_with('/') ? AE_IFDIR : AE_IFREG});
   }
-  ASSERT_EQ(archive_write_close(a), ARCHIVE_OK);
-  archive_write_free(a);
+  testing::write_archive(path, format, list);
 }
 
 // An image whose pixels depend on `seed`, so a mix-up of two files shows.
@@ -163,10 +144,10 @@ TEST_F(ImageFolderArchiveTest, ZipAndTarGiveTheExtractedFolder) {
     ImageFolderOptions options{.class_mode = mode};
     const Listing folder = list(path("tree/dataset/training_set"), options);
     EXPECT_EQ(folder.found, "Found 8 images belonging to 4 classes.\n");
-    EXPECT_EQ(folder.paths, (std::vector<std::string>{
-                                "cats/Cat.3.JPG", "cats/cat.1.jpg", "cats/cat.10.jpg",
-                                "cats/cat.2.jpg", "dogs/dog.1.png", "dogs/dog.3.jpeg",
-                                "dogs/more/dog.2.png", "zebras/z.png"}));
+    EXPECT_EQ(folder.paths,
+              (std::vector<std::string>{"cats/Cat.3.JPG", "cats/cat.1.jpg", "cats/cat.10.jpg",
+                                        "cats/cat.2.jpg", "dogs/dog.1.png", "dogs/dog.3.jpeg",
+                                        "dogs/more/dog.2.png", "zebras/z.png"}));
     EXPECT_EQ(folder.labels, (std::vector<int64_t>{0, 0, 0, 0, 1, 1, 1, 3}));
     ASSERT_EQ(folder.images.size(), 8u);
 
@@ -267,7 +248,8 @@ TEST_F(ImageFolderArchiveTest, Errors) {
 
 TEST_F(ImageFolderArchiveTest, OrderedMemberReaderReordersWithinItsBounds) {
   Members members;
-  for (int i = 0; i < 20; ++i) members.push_back({"m" + std::to_string(i), std::string(100 + i, 'a' + i % 26)});
+  for (int i = 0; i < 20; ++i)
+    members.push_back({"m" + std::to_string(i), std::string(100 + i, 'a' + i % 26)});
   write_archive(path("m.tar"), "tar", members);
   // Ask for them in reverse, the worst case for a forward reader.
   std::vector<ArchiveMemberRef> order;

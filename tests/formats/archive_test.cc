@@ -1,10 +1,8 @@
 #include "formats/archive.h"
 
-#include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <filesystem>
 #include <string>
@@ -14,6 +12,7 @@
 #include "core/errors.h"
 #include "dataset/archive_dataset.h"
 #include "formats/glob.h"
+#include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -21,47 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Member {
-  std::string path;
-  std::string data;
-  int type = AE_IFREG;      // AE_IFREG, AE_IFDIR, AE_IFLNK, AE_IFCHR.
-  std::string link;         // Symlink target.
-};
-
-// Writes an archive with libarchive itself: format "zip", "tar" or "tar.gz".
-void write_archive(const std::string& path, const std::string& format,
-                   const std::vector<Member>& members, const char* passphrase = nullptr) {
-  archive* a = archive_write_new();
-  if (format == "zip") {
-    archive_write_set_format_zip(a);
-  } else {
-    archive_write_set_format_pax_restricted(a);
-    if (format == "tar.gz") archive_write_add_filter_gzip(a);
-  }
-  if (passphrase) {
-    ASSERT_EQ(archive_write_set_options(a, "zip:encryption=traditional"), ARCHIVE_OK)
-        << archive_error_string(a);
-    ASSERT_EQ(archive_write_set_passphrase(a, passphrase), ARCHIVE_OK);
-  }
-  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK) << archive_error_string(a);
-  for (const Member& m : members) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, m.path.c_str());
-    archive_entry_set_filetype(e, static_cast<unsigned>(m.type));
-    archive_entry_set_perm(e, m.type == AE_IFDIR ? 0755 : 0644);
-    if (m.type == AE_IFLNK) archive_entry_set_symlink(e, m.link.c_str());
-    if (m.type == AE_IFCHR) archive_entry_set_rdev(e, makedev(1, 3));
-    archive_entry_set_size(e, m.type == AE_IFREG ? static_cast<la_int64_t>(m.data.size()) : 0);
-    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
-    if (m.type == AE_IFREG && !m.data.empty()) {
-      ASSERT_EQ(archive_write_data(a, m.data.data(), m.data.size()),
-                static_cast<la_ssize_t>(m.data.size()));
-    }
-    archive_entry_free(e);
-  }
-  ASSERT_EQ(archive_write_close(a), ARCHIVE_OK);
-  archive_write_free(a);
-}
+using Member = testing::ArchiveMember;
+using testing::write_archive;
 
 const std::vector<Member> kFolder = {
     {"dataset/", "", AE_IFDIR},
@@ -131,8 +91,9 @@ TEST_F(ArchiveTest, MemberSizeLimit) {
 }
 
 TEST_F(ArchiveTest, ExtractsSafely) {
-  write_archive(path("a.tar.gz"), "tar.gz",
-                {{"d/x.txt", "hello"}, {"d/sub/y.txt", "world"}, {"d/link", "", AE_IFLNK, "sub/y.txt"}});
+  write_archive(
+      path("a.tar.gz"), "tar.gz",
+      {{"d/x.txt", "hello"}, {"d/sub/y.txt", "world"}, {"d/link", "", AE_IFLNK, "sub/y.txt"}});
   const ExtractResult r = extract_archive(path("a.tar.gz"), path("out/nested"));
   EXPECT_EQ(r.files, 3);
   EXPECT_EQ(r.bytes, 10);
@@ -203,12 +164,8 @@ TEST_F(ArchiveTest, CorruptMemberIsNamed) {
 }
 
 TEST_F(ArchiveTest, EncryptedMemberIsNamed) {
-  archive* probe = archive_write_new();
-  archive_write_set_format_zip(probe);
-  const bool can_encrypt =
-      archive_write_set_options(probe, "zip:encryption=traditional") == ARCHIVE_OK;
-  archive_write_free(probe);
-  if (!can_encrypt) GTEST_SKIP() << "this libarchive cannot write encrypted zips";
+  if (!testing::can_write_encrypted_zip())
+    GTEST_SKIP() << "this libarchive cannot write encrypted zips";
   write_archive(path("secret.zip"), "zip", {{"secret.txt", "attack at dawn"}}, "pw");
   try {
     extract_archive(path("secret.zip"), path("out"));

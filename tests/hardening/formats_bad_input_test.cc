@@ -1,6 +1,5 @@
 // The bad-input matrix, formats part: the cases the per-module tests leave out. Each asserts the
 // error's type and that its message names the place (file, record, offset, member).
-#include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,6 +16,7 @@
 #include "formats/jpeg.h"
 #include "formats/tfrecord_reader.h"
 #include "formats/tfrecord_writer.h"
+#include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -134,44 +134,8 @@ TEST_F(FormatsBadInputTest, JpegCutAtEveryTenthNamesTheSource) {
 
 // --- Archives ---------------------------------------------------------------------------------
 
-struct Member {
-  std::string path;
-  std::string data;
-  unsigned type = AE_IFREG;
-  std::string link;
-};
-
-void write_archive(const std::string& path, const std::string& format,
-                   const std::vector<Member>& members, const char* passphrase = nullptr) {
-  archive* a = archive_write_new();
-  if (format == "zip") {
-    archive_write_set_format_zip(a);
-  } else {
-    archive_write_set_format_pax_restricted(a);
-  }
-  if (passphrase) {
-    ASSERT_EQ(archive_write_set_options(a, "zip:encryption=traditional"), ARCHIVE_OK)
-        << archive_error_string(a);
-    ASSERT_EQ(archive_write_set_passphrase(a, passphrase), ARCHIVE_OK);
-  }
-  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK) << archive_error_string(a);
-  for (const Member& m : members) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, m.path.c_str());
-    archive_entry_set_filetype(e, m.type);
-    archive_entry_set_perm(e, 0644);
-    if (m.type == AE_IFLNK) archive_entry_set_symlink(e, m.link.c_str());
-    archive_entry_set_size(e, m.type == AE_IFREG ? static_cast<la_int64_t>(m.data.size()) : 0);
-    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
-    if (m.type == AE_IFREG && !m.data.empty()) {
-      ASSERT_EQ(archive_write_data(a, m.data.data(), m.data.size()),
-                static_cast<la_ssize_t>(m.data.size()));
-    }
-    archive_entry_free(e);
-  }
-  ASSERT_EQ(archive_write_close(a), ARCHIVE_OK);
-  archive_write_free(a);
-}
+using Member = testing::ArchiveMember;
+using testing::write_archive;
 
 uint32_t le32(const std::string& s, size_t at) {
   return static_cast<uint32_t>(static_cast<uint8_t>(s[at])) |
@@ -268,12 +232,8 @@ TEST_F(ArchiveBadInputTest, ThousandToOneBombIsStoppedByTheDefaultLimits) {
 }
 
 TEST_F(ArchiveBadInputTest, EncryptedMemberIsInvalidArgumentNamingIt) {
-  archive* probe = archive_write_new();
-  archive_write_set_format_zip(probe);
-  const bool can_encrypt =
-      archive_write_set_options(probe, "zip:encryption=traditional") == ARCHIVE_OK;
-  archive_write_free(probe);
-  if (!can_encrypt) GTEST_SKIP() << "this libarchive cannot write encrypted zips";
+  if (!testing::can_write_encrypted_zip())
+    GTEST_SKIP() << "this libarchive cannot write encrypted zips";
   write_archive(path("secret.zip"), "zip", {{"secret/plan.txt", "attack at dawn"}}, "pw");
   expect_refused<InvalidArgument>(path("secret.zip"), "secret/plan.txt");
   ArchiveReader reader(path("secret.zip"));
