@@ -167,6 +167,10 @@ Tensor crop_to_aspect_ratio(const Tensor& image, ImageSize size) {
                               crop_height, crop_width);
 }
 
+bool has_size(const Tensor& image, ImageSize size) {
+  return image.dim(0) == size.height && image.dim(1) == size.width;
+}
+
 // The image to resize to `size`: decoded (at a DCT scale that stays at or above `size`), with
 // Keras' keep_aspect_ratio crop when it needs resizing at all. JPEG has no alpha: for 4 channels
 // it is decoded as RGB and made opaque. Decoder errors name `path`.
@@ -178,13 +182,8 @@ Tensor decode_for_size(std::string_view bytes, ImageSize size, int channels, boo
   } else {
     image = decode_image_at_least(bytes, size, channels, path);
   }
-  if (image.dim(0) == size.height && image.dim(1) == size.width) return image;
-  if (keep_aspect_ratio) image = crop_to_aspect_ratio(image, size);
+  if (!has_size(image, size) && keep_aspect_ratio) image = crop_to_aspect_ratio(image, size);
   return image;
-}
-
-bool has_size(const Tensor& image, ImageSize size) {
-  return image.dim(0) == size.height && image.dim(1) == size.width;
 }
 
 // Keras' standardize after the transform, in place on one image [h, w, c] at x: the
