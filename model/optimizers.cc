@@ -15,7 +15,9 @@
 // library loads: eight lanes of square roots and divisions instead of four leave Adam bound by
 // memory. (optimizers.cc is compiled without errno for math functions, which would keep sqrt
 // scalar.) The clones compute the same IEEE operations, so results do not depend on the CPU.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// ThreadSanitizer builds keep one version: the loader runs the clones' resolver before the
+// sanitizer's runtime is ready, and its instrumentation crashes there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define SLUICE_UPDATE_KERNEL __attribute__((target_clones("avx2", "default")))
 #else
 #define SLUICE_UPDATE_KERNEL
