@@ -143,12 +143,7 @@ TEST_F(ArchiveTest, StopsBombs) {
 
 TEST_F(ArchiveTest, CorruptMemberIsNamed) {
   // Incompressible data, so the cut lands inside a member rather than in the first read-ahead.
-  std::string noise(300000, '\0');
-  uint32_t x = 12345;
-  for (char& c : noise) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
+  const std::string noise = testing::incompressible_bytes(300000, 12345);
   write_archive(path("a.tar.gz"), "tar.gz", {{"dataset/a.bin", noise}, {"dataset/b.bin", noise}});
   std::string bytes = testing::read_file(path("a.tar.gz"));
   testing::write_file(path("cut.tar.gz"), bytes.substr(0, bytes.size() * 2 / 3));

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,18 @@ struct ArchiveMember {
   unsigned type = AE_IFREG;  // AE_IFREG, AE_IFDIR, AE_IFLNK, AE_IFCHR.
   std::string link;          // Symlink target.
 };
+
+// `size` pseudo-random bytes from `seed`: data no compressor shrinks, so a cut in an archive of it
+// lands inside a member's data.
+inline std::string incompressible_bytes(size_t size, uint32_t seed) {
+  std::string bytes(size, '\0');
+  uint32_t x = seed;
+  for (char& c : bytes) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return bytes;
+}
 
 // Whether this libarchive can write encrypted zips (write_archive's passphrase).
 inline bool can_write_encrypted_zip() {

@@ -245,12 +245,7 @@ TEST_F(ArchiveBadInputTest, EncryptedMemberIsInvalidArgumentNamingIt) {
 // A plain (uncompressed) tar cut inside a member's data: DataLoss naming the archive and that
 // member; the members before it read whole.
 TEST_F(ArchiveBadInputTest, TarWithATruncatedMemberNamesIt) {
-  std::string noise(100000, '\0');
-  uint32_t x = 7;
-  for (char& c : noise) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
+  const std::string noise = testing::incompressible_bytes(100000, 7);
   write_archive(path("full.tar"), "tar",
                 {{"data/first.bin", "complete"}, {"data/second.bin", noise}});
   const std::string full = read_file(path("full.tar"));
