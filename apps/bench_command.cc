@@ -223,6 +223,9 @@ enum class ImagesMode {
   kAugment,           // The same with the Keras augmentation (shear, zoom, horizontal flip).
   kFullDecodeResize,  // Bytes in memory, full decode then resize: the DCT comparison's baseline.
   kDctDecodeResize,   // Bytes in memory, decode at the DCT scale that suits the target, resize.
+  // Two bounds, so that a ratio short of its target can be told apart from a slow stage:
+  kReadDecode,  // Files read, then decoded full size: decode-only plus the reads it leaves out.
+  kDctDecode,   // Bytes in memory, the DCT-scaled decode alone: what no resize after it beats.
 };
 
 struct ImagesRun {
@@ -244,10 +247,10 @@ Tensor folder_bytes(const ImageFolder& folder, const Options& options) {
   return Tensor::from_strings(all);
 }
 
-// Each in-memory mode is one task per image whose result is a scalar, so only the work named
-// runs: no batching, no copies.
-Dataset images_dataset(ImagesMode mode, const ImagesFlags& f, const Tensor& bytes,
-                       std::string& pipeline) {
+// Each in-memory mode (and read_decode) is one task per image whose result is a scalar, so only
+// the work named runs: no batching, no copies.
+Dataset images_dataset(ImagesMode mode, const ImagesFlags& f, const ImageFolder& folder,
+                       const Tensor& bytes, std::string& pipeline) {
   const ImageSize size{f.size, f.size};
   const auto in_memory = [&](auto fn) {
     return Dataset::from_tensor_slices(Element{bytes})
@@ -271,6 +274,19 @@ Dataset images_dataset(ImagesMode mode, const ImagesFlags& f, const Tensor& byte
                          " + resize bilinear, AUTOTUNE)");
       return in_memory(
           [size](std::string_view b) { return resize(decode_image_at_least(b, size, 3), size); });
+    case ImagesMode::kDctDecode:
+      pipeline =
+          str_cat("bytes in memory -> map(decode_jpeg at the DCT scale >= ", f.size, ", AUTOTUNE)");
+      return in_memory([size](std::string_view b) { return decode_image_at_least(b, size, 3); });
+    case ImagesMode::kReadDecode:
+      pipeline = "image_folder_files(AUTOTUNE) -> map(decode_jpeg full size, AUTOTUNE)";
+      return image_folder_files(folder, kAutotune)
+          .map(
+              [](const Element& e) {
+                const std::string& b = e["bytes"].item<std::string>();
+                return Element{Tensor::scalar<int64_t>(decode_jpeg(b, {.channels = 3}).dim(0))};
+              },
+              {.num_parallel_calls = kAutotune});
     case ImagesMode::kPipeline:
     case ImagesMode::kAugment:
       break;
@@ -355,7 +371,9 @@ void run_images(const ImagesFlags& f) {
             {ImagesMode::kPipeline, "pipeline"},
             {ImagesMode::kAugment, "augment"},
             {ImagesMode::kFullDecodeResize, "full_decode_resize"},
-            {ImagesMode::kDctDecodeResize, "dct_decode_resize"}};
+            {ImagesMode::kDctDecodeResize, "dct_decode_resize"},
+            {ImagesMode::kReadDecode, "read_decode"},
+            {ImagesMode::kDctDecode, "dct_decode"}};
   } else {
     runs = {{f.decode_only ? ImagesMode::kDecodeOnly
              : f.augment   ? ImagesMode::kAugment
@@ -363,10 +381,13 @@ void run_images(const ImagesFlags& f) {
              "images"}};
   }
   const bool need_bytes = std::any_of(runs.begin(), runs.end(), [](const ImagesRun& r) {
-    return r.mode != ImagesMode::kPipeline && r.mode != ImagesMode::kAugment;
+    return r.mode != ImagesMode::kPipeline && r.mode != ImagesMode::kAugment &&
+           r.mode != ImagesMode::kReadDecode;
   });
   const Tensor bytes = need_bytes ? folder_bytes(folder, options) : Tensor();
-  for (ImagesRun& run : runs) run.dataset = images_dataset(run.mode, f, bytes, run.pipeline);
+  for (ImagesRun& run : runs) {
+    run.dataset = images_dataset(run.mode, f, folder, bytes, run.pipeline);
+  }
   for (ImagesRun& run : runs) drain(run.dataset, options);  // Warm-up.
   const int passes = std::max(f.epochs, 1);
   for (int pass = 0; pass < passes; ++pass) {
@@ -397,6 +418,8 @@ void run_images(const ImagesFlags& f) {
   const ImagesRun& augment = runs[2];
   const ImagesRun& full = runs[3];
   const ImagesRun& dct = runs[4];
+  const ImagesRun& read_decode = runs[5];
+  const ImagesRun& dct_decode = runs[6];
   std::printf("\n%-22s %14s %14s %16s\n", "mode", "images/s best", "images/s med.",
               "cpu us/image min");
   for (const ImagesRun& run : runs) {
@@ -407,6 +430,10 @@ void run_images(const ImagesFlags& f) {
       "ratios (median over passes of the pair run back to back): pipeline/decode-only %.3f, "
       "augment/decode-only %.3f, DCT/full decode+resize %.3f\n",
       paired_ratio(pipeline, decode), paired_ratio(augment, decode), paired_ratio(dct, full));
+  std::printf(
+      "bounds: read+decode/decode-only %.3f (the most a pipeline that reads its files reaches), "
+      "DCT decode alone/full decode+resize %.3f (the most the DCT path reaches)\n",
+      paired_ratio(read_decode, decode), paired_ratio(dct_decode, full));
   report.add("images", static_cast<long long>(n));
   report.add("passes", static_cast<long long>(passes));
   for (const ImagesRun& run : runs) {
@@ -416,6 +443,8 @@ void run_images(const ImagesFlags& f) {
   report.add("pipeline_ratio", paired_ratio(pipeline, decode), 3);
   report.add("augment_ratio", paired_ratio(augment, decode), 3);
   report.add("dct_speedup", paired_ratio(dct, full), 3);
+  report.add("read_bound", paired_ratio(read_decode, decode), 3);
+  report.add("dct_bound", paired_ratio(dct_decode, full), 3);
   report.add("pipeline_cpu_ratio", cpu_per_image(decode) / cpu_per_image(pipeline), 3);
   report.add("augment_cpu_ratio", cpu_per_image(decode) / cpu_per_image(augment), 3);
   report.add("dct_cpu_speedup", cpu_per_image(full) / cpu_per_image(dct), 3);
@@ -488,7 +517,8 @@ void add_bench_command(CLI::App& app) {
                    "Only decode the same files (bytes in memory) on the same threads");
   images->add_flag("--compare", images_flags->compare,
                    "Every mode side by side, passes interleaved: decode-only, the pipeline, "
-                   "augmented, and full vs DCT-scaled decode + resize; prints their ratios");
+                   "augmented, full vs DCT-scaled decode + resize, and two bounds (files read "
+                   "+ decoded; the DCT-scaled decode alone); prints their ratios");
   images->add_option("--threads", images_flags->threads, "Thread budget (default: all cores)");
   images
       ->add_option("--epochs", images_flags->epochs,

@@ -1,7 +1,8 @@
 // Smoke tests of the example programs (apps/examples/): each runs on a tiny data set the test
 // writes — JPEG class folders, a zip of them, Fashion-MNIST-shaped IDX files — with flags for a
 // few steps, and must exit 0 with its summary line last. Also the prediction grid they share with
-// `sluice predict --grid`.
+// `sluice predict --grid`, and `sluice bench images`, the command their image pipelines are timed
+// with.
 #include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
@@ -93,11 +94,10 @@ struct ExampleRun {
   std::string last_line;  // The last non-empty line.
 };
 
-// Runs an example binary with `args` in `cwd`.
-ExampleRun run_example(const std::string& name, const std::string& args, const fs::path& cwd) {
-  const std::string command = "cd '" + cwd.string() + "' && '" +
-                              (fs::path(SLUICE_EXAMPLES_DIR) / name).string() + "' " + args +
-                              " 2>&1";
+// Runs `program` with `args` in `cwd`.
+ExampleRun run_program(const fs::path& program, const std::string& args, const fs::path& cwd) {
+  const std::string command =
+      "cd '" + cwd.string() + "' && '" + program.string() + "' " + args + " 2>&1";
   ExampleRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -112,6 +112,11 @@ ExampleRun run_example(const std::string& name, const std::string& args, const f
     if (line.find_first_not_of(" \r") != std::string::npos) run.last_line = line;
   }
   return run;
+}
+
+// Runs the example binary `name` with `args` in `cwd`.
+ExampleRun run_example(const std::string& name, const std::string& args, const fs::path& cwd) {
+  return run_program(fs::path(SLUICE_EXAMPLES_DIR) / name, args, cwd);
 }
 
 class ExamplesTest : public testing::TempDirTest {
@@ -268,6 +273,44 @@ TEST(PredictionGridTest, WritesAPngAndRejectsNonImages) {
   EXPECT_THROW(grid.add(Tensor(DType::kUInt8, Shape{4, 4, 3}), 0, 0), InvalidArgument);
   EXPECT_THROW(grid.add(Tensor(DType::kFloat32, Shape{4}), 0, 0), InvalidArgument);
   EXPECT_THROW(grid.write_png((file / "no" / "such" / "dir.png").string()), InvalidArgument);
+}
+
+// `sluice bench images --compare`, the command the image pipeline's speed is reported with: every
+// mode runs over the same files and its ratios and bounds end the last line.
+TEST_F(ExamplesTest, BenchImagesCompareReportsEveryModeRatioAndBound) {
+  for (const char* cls : {"cats", "dogs"}) {
+    fs::create_directories(dir_ / "pets" / cls);
+    for (int i = 0; i < 3; ++i) {
+      testing::write_file((dir_ / "pets" / cls / (std::to_string(i) + ".jpg")).string(),
+                          encode_jpeg(picture(64, 80, static_cast<uint8_t>(70 * i), 40, 200)));
+    }
+  }
+  const ExampleRun run =
+      run_program(SLUICE_CLI, "bench images pets --size 16 --batch 4 --compare --epochs 1", dir_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const char* mode : {"decode_only", "pipeline", "augment", "full_decode_resize",
+                           "dct_decode_resize", "read_decode", "dct_decode"}) {
+    EXPECT_TRUE(std::regex_search(run.last_line,
+                                  std::regex(std::string(" ") + mode + R"(_images_per_sec=\d+ )")))
+        << mode << " in " << run.last_line;
+  }
+  EXPECT_TRUE(std::regex_search(run.last_line, std::regex(R"(^images=6 passes=1 )")))
+      << run.last_line;
+  for (const char* ratio :
+       {"pipeline_ratio", "augment_ratio", "dct_speedup", "read_bound", "dct_bound"}) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.last_line, m,
+                                  std::regex(std::string(" ") + ratio + R"(=(\d+\.\d+) )")))
+        << ratio << " in " << run.last_line;
+    EXPECT_GT(std::stod(m[1].str()), 0) << ratio;
+  }
+}
+
+TEST_F(ExamplesTest, BenchImagesNamesAFolderWithoutImages) {
+  fs::create_directories(dir_ / "empty" / "cats");
+  const ExampleRun run = run_program(SLUICE_CLI, "bench images empty --compare", dir_);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("bench images: no images in empty"), std::string::npos) << run.output;
 }
 
 }  // namespace
