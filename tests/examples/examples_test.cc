@@ -3,8 +3,6 @@
 // few steps, and must exit 0 with its summary line last. Also the prediction grid they share with
 // `sluice predict --grid`, and `sluice bench images`, the command their image pipelines are timed
 // with.
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <zlib.h>
@@ -20,6 +18,7 @@
 #include "core/errors.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
+#include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -38,27 +37,6 @@ Tensor picture(int64_t h, int64_t w, uint8_t r, uint8_t g, uint8_t b) {
     }
   }
   return t;
-}
-
-// Writes a zip of `files` (member name -> bytes).
-void write_zip(const std::string& path,
-               const std::vector<std::pair<std::string, std::string>>& files) {
-  archive* a = archive_write_new();
-  archive_write_set_format_zip(a);
-  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK) << archive_error_string(a);
-  for (const auto& [name, data] : files) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_perm(e, 0644);
-    archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
-    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
-    ASSERT_EQ(archive_write_data(a, data.data(), data.size()),
-              static_cast<la_ssize_t>(data.size()));
-    archive_entry_free(e);
-  }
-  ASSERT_EQ(archive_write_close(a), ARCHIVE_OK);
-  archive_write_free(a);
 }
 
 void write_gzip(const std::string& path, const std::string& bytes) {
@@ -161,7 +139,7 @@ TEST_F(ExamplesTest, TfdataImagesReportsAMissingFolder) {
 }
 
 TEST_F(ExamplesTest, CatsDogsTrainsFromAZipAndSavesKerasWeights) {
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<testing::ArchiveMember> files;
   for (const char* split : {"training_set", "test_set"}) {
     for (const char* cls : {"cats", "dogs"}) {
       const bool cat = std::string(cls) == "cats";
@@ -172,7 +150,7 @@ TEST_F(ExamplesTest, CatsDogsTrainsFromAZipAndSavesKerasWeights) {
       }
     }
   }
-  write_zip(path("cats_and_dogs.zip"), files);
+  testing::write_archive(path("cats_and_dogs.zip"), "zip", files);
   const ExampleRun run =
       run_example("cats_dogs",
                   "--data cats_and_dogs.zip --epochs 2 --batch 4 --tpu local:2 --weights w.h5 "
