@@ -2,32 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "formats/event_file_writer.h"
 #include "tests/estimator/testing.h"
+#include "tests/formats/testing.h"
 
 namespace sluice {
 namespace {
-
-std::string hex(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // Reference §3.5, computed with TensorFlow's framing and a CRC-32C checked against its vectors.
 constexpr const char* kFileVersionRecord =
@@ -36,9 +18,9 @@ constexpr const char* kLossRecord =
     "1a00000000000000129bd82d090000600084d7d74110642a0d0a0b0a046c6f7373150000003f43bffca6";
 
 TEST(EventsTest, PayloadsMatchTensorFlowsBytes) {
-  EXPECT_EQ(hex(encode_file_version_event(1600000000.0)),
+  EXPECT_EQ(testing::hex(encode_file_version_event(1600000000.0)),
             "090000000084d7d7411a0d627261696e2e4576656e743a32");
-  EXPECT_EQ(hex(encode_scalars_event(1600000001.5, 100, {{"loss", 0.5f}})),
+  EXPECT_EQ(testing::hex(encode_scalars_event(1600000001.5, 100, {{"loss", 0.5f}})),
             "090000600084d7d74110642a0d0a0b0a046c6f7373150000003f");
 }
 
@@ -47,10 +29,12 @@ using EventFileTest = testing::ModelDirTest;
 TEST_F(EventFileTest, FileIsTheReferenceRecordsByteForByte) {
   std::vector<double> times{1600000000.0, 1600000001.5};
   size_t next = 0;
-  EventFileWriter writer(dir_, {.clock = [&] { return times.at(std::min(next++, times.size() - 1)); }});
+  EventFileWriter writer(dir_,
+                         {.clock = [&] { return times.at(std::min(next++, times.size() - 1)); }});
   writer.add_scalar("loss", 0.5f, 100);
   writer.close();
-  EXPECT_EQ(hex(read_file(writer.path())), std::string(kFileVersionRecord) + kLossRecord);
+  EXPECT_EQ(testing::hex(testing::read_file(writer.path())),
+            std::string(kFileVersionRecord) + kLossRecord);
 
   const std::string name = std::filesystem::path(writer.path()).filename().string();
   EXPECT_TRUE(std::regex_match(name, std::regex(R"(events\.out\.tfevents\.1600000000\.[^/]+)")))
