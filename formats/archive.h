@@ -3,6 +3,11 @@
 // would land outside it, links that leave it, device files and decompression bombs.
 //
 // Thread safety: an ArchiveReader is used by one thread at a time; the functions are reentrant.
+//
+// Speed: libarchive converts every zip header's timestamp with mktime(), and glibc's mktime, when
+// the TZ environment variable is unset, checks /etc/localtime again (a stat) on every call. A
+// program that reads large zips should set TZ before it starts threads (TZ=:/etc/localtime names
+// the same zone), as the sluice command and the example programs do.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +22,7 @@ namespace sluice {
 enum class ArchiveEntryType { kFile, kDirectory, kSymlink, kHardlink, kOther };
 
 struct ArchiveEntry {
-  std::string path;         // As stored in the archive.
+  std::string path;  // As stored in the archive.
   ArchiveEntryType type = ArchiveEntryType::kFile;
   int64_t size = 0;         // Bytes of a regular file as the header says (-1 when unknown).
   std::string link_target;  // For links.
@@ -69,8 +74,10 @@ struct ArchiveMemberRef {
 struct OrderedReadOptions {
   // The reorder window: members that come up before their turn are kept while they are fewer
   // than max_buffered_members places ahead of the next one due and the kept bytes stay under
-  // max_buffered_bytes; the others are skipped and read by a later pass.
-  int64_t max_buffered_members = 256;
+  // max_buffered_bytes; the others are skipped and read by a later pass. The bytes bound the
+  // memory; the member count is only a backstop, high so that a shuffled pass over many small
+  // members (each pass visits every header) takes as few passes as the bytes allow.
+  int64_t max_buffered_members = int64_t{1} << 16;
   int64_t max_buffered_bytes = int64_t{64} << 20;
   // A larger member is ResourceExhausted naming it.
   int64_t max_member_bytes = int64_t{1} << 30;
@@ -110,7 +117,7 @@ class OrderedMemberReader {
   OrderedReadOptions options_;
   std::vector<int64_t> rank_of_ordinal_;  // Archive ordinal -> position in order_, or -1.
   std::optional<ArchiveReader> reader_;
-  int64_t ordinal_ = 0;          // Ordinal of the next header the reader returns.
+  int64_t ordinal_ = 0;  // Ordinal of the next header the reader returns.
   int64_t returned_in_pass_ = 0;
   int64_t next_ = 0;
   int64_t passes_ = 0;

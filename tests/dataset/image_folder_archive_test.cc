@@ -286,5 +286,30 @@ TEST_F(ImageFolderArchiveTest, OrderedMemberReaderReordersWithinItsBounds) {
   }
 }
 
+// The default window: a shuffled pass over a zip of many small members (a folder of thumbnails)
+// reads it in as few passes as the byte budget allows, not one pass per few hundred members —
+// every pass visits every header, so the passes multiply the cost of the whole archive.
+TEST_F(ImageFolderArchiveTest, ADefaultWindowReadsAShuffledZipOfSmallMembersInOnePass) {
+  constexpr int kMembers = 2000;
+  Members members;
+  for (int i = 0; i < kMembers; ++i) {
+    members.push_back({"m" + std::to_string(i), testing::incompressible_bytes(64, i)});
+  }
+  write_archive(path("small.zip"), "zip", members);
+  std::vector<int> shuffled(kMembers);
+  for (int i = 0; i < kMembers; ++i) shuffled[static_cast<size_t>(i)] = i;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(11));
+  std::vector<ArchiveMemberRef> order;
+  for (int i : shuffled) order.push_back({i, "m" + std::to_string(i)});
+  OrderedMemberReader reader(path("small.zip"), order);
+  std::string bytes;
+  for (int i : shuffled) {
+    ASSERT_TRUE(reader.next(bytes)) << i;
+    ASSERT_EQ(bytes, members[static_cast<size_t>(i)].second) << i;
+  }
+  EXPECT_FALSE(reader.next(bytes));
+  EXPECT_EQ(reader.passes(), 1);
+}
+
 }  // namespace
 }  // namespace sluice
