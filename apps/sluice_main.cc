@@ -2,9 +2,11 @@
 #include <cstdio>
 
 #include "apps/commands.h"
+#include "apps/time_zone.h"
 #include "core/errors.h"
 
 int main(int argc, char** argv) {
+  sluice::app::pin_time_zone();
   CLI::App app{"sluice: composable input pipelines on oneTBB flow graphs"};
   app.require_subcommand(1);
   sluice::app::add_bench_command(app);
