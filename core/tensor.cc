@@ -5,6 +5,7 @@
 #include <new>
 #include <sstream>
 
+#include "core/buffer_cache.h"
 #include "core/strings.h"
 
 namespace sluice {
@@ -16,9 +17,12 @@ constexpr size_t kHeaderBytes = Buffer::kAlignment;
 static_assert(sizeof(Buffer) <= kHeaderBytes);
 }  // namespace
 
-Buffer* Buffer::allocate(DType dtype, int64_t count) {
+Buffer* Buffer::allocate(DType dtype, int64_t count, bool zeroed) {
   const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
-  void* memory = ::operator new (kHeaderBytes + bytes, std::align_val_t{kAlignment});
+  const size_t block = kHeaderBytes + bytes;
+  void* memory =
+      dtype != DType::kString && block >= kCachedBlockMinBytes ? take_cached_block(block) : nullptr;
+  if (memory == nullptr) memory = ::operator new (block, std::align_val_t{kAlignment});
   auto* buffer = new (memory) Buffer();
   buffer->dtype_ = dtype;
   buffer->count_ = count;
@@ -27,7 +31,7 @@ Buffer* Buffer::allocate(DType dtype, int64_t count) {
   if (dtype == DType::kString) {
     auto* strings = static_cast<std::string*>(buffer->data_);
     for (int64_t i = 0; i < count; ++i) new (strings + i) std::string();
-  } else {
+  } else if (zeroed) {
     std::memset(buffer->data_, 0, bytes);
   }
   return buffer;
@@ -81,14 +85,31 @@ void Buffer::destroy() {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
   }
+  const bool cacheable = release_ == nullptr && dtype_ != DType::kString &&
+                         kHeaderBytes + bytes_ >= kCachedBlockMinBytes;
+  const size_t block = kHeaderBytes + bytes_;
   this->~Buffer();
-  ::operator delete (static_cast<void*>(this), std::align_val_t{kAlignment});
+  if (cacheable) {
+    give_cached_block(static_cast<void*>(this), block);
+  } else {
+    ::operator delete (static_cast<void*>(this), std::align_val_t{kAlignment});
+  }
 }
 
 }  // namespace internal
 
 Tensor::Tensor(DType dtype, Shape shape) : shape_(shape), dtype_(dtype) {
   if (!fits_inline()) buffer_ = internal::Buffer::allocate(dtype, shape.num_elements());
+}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  if (!t.fits_inline()) {
+    t.buffer_ = internal::Buffer::allocate(dtype, shape.num_elements(), /*zeroed=*/false);
+  }
+  return t;
 }
 
 Tensor::Tensor(const Tensor& other)

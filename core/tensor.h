@@ -36,8 +36,9 @@ class Buffer {
  public:
   static constexpr size_t kAlignment = 64;
 
-  // Zeroed numbers or empty strings.
-  static Buffer* allocate(DType dtype, int64_t count);
+  // Zeroed numbers (left unset unless `zeroed`) or empty strings. Large blocks come from and go
+  // back to the buffer cache (core/buffer_cache.h).
+  static Buffer* allocate(DType dtype, int64_t count, bool zeroed = true);
   static Buffer* external(void* data, size_t bytes, std::function<void()> release);
   // Packed strings: `count` std::string_views followed by `bytes` bytes for them to point into,
   // in one allocation. data() is the views, packed_bytes() the bytes; the caller fills both.
@@ -135,6 +136,9 @@ class Tensor {
   Tensor() : Tensor(DType::kFloat32, Shape{}) {}
   // Zero-filled numbers, or empty strings.
   Tensor(DType dtype, Shape shape);
+  // Numbers left unset, for code that then writes every element (strings are empty); saves
+  // filling a large tensor twice.
+  static Tensor uninitialized(DType dtype, Shape shape);
 
   Tensor(const Tensor& other);
   Tensor(Tensor&& other) noexcept;

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <utility>
 
@@ -101,46 +100,6 @@ class FlowSource final : public ElementSource {
   std::vector<int64_t> order_;
   size_t position_ = 0;
   std::optional<OrderedMemberReader> reader_;
-};
-
-// Recycles the image buffers of finished batches (a caching allocator): a batch tensor is filled
-// completely by the transform, so a fresh zeroed, and for its size freshly mapped, allocation per
-// batch would cost more page faults than the transform itself. Buffers: as many blocks of one
-// full batch as were ever in flight at once (the pipeline's own buffering bounds that), kept
-// until the dataset is destroyed.
-class BatchBufferPool : public std::enable_shared_from_this<BatchBufferPool> {
- public:
-  explicit BatchBufferPool(size_t bytes) : bytes_((bytes + 63) / 64 * 64) {}
-  ~BatchBufferPool() {
-    for (void* p : free_) std::free(p);
-  }
-
-  // A float32 tensor of `shape` (at most one full batch) over a recycled block.
-  Tensor take(Shape shape) {
-    void* block = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_.empty()) {
-        block = free_.back();
-        free_.pop_back();
-      }
-    }
-    if (block == nullptr) block = std::aligned_alloc(64, bytes_);
-    if (block == nullptr)
-      throw ResourceExhausted(str_cat("image_data_generator: cannot allocate ", bytes_, " bytes"));
-    return Tensor::from_external(DType::kFloat32, std::move(shape), block,
-                                 [pool = shared_from_this(), block] { pool->give(block); });
-  }
-
- private:
-  void give(void* block) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(block);
-  }
-
-  size_t bytes_;
-  std::mutex mutex_;
-  std::vector<void*> free_;
 };
 
 // An RGB image [h, w, 3] with a fourth channel of 255, as PIL's convert("RGBA").
@@ -440,18 +399,17 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
       !o.horizontal_flip && !o.vertical_flip && o.channel_shift_range == 0 && !o.brightness_range &&
       !o.preprocessing_function && !o.samplewise_center && !o.samplewise_std_normalization;
   const float rescale = o.rescale != 0 ? o.rescale : 1.0f;
-  auto pool = std::make_shared<BatchBufferPool>(static_cast<size_t>(batch_size * per_image) *
-                                                sizeof(float));
   std::shared_ptr<const FlowState> shared = state;
   // One task per batch: each image is decoded, resized and transformed straight into its slot of
   // the batch, so an image is written once and never copied. Image j of the pass draws its
   // transform from (seed, pass, j) alone.
   auto load_batch = [shared, size, channels, per_image, method, keep_aspect_ratio, mode, generator,
-                     pool, batch_size, rescale_only,
-                     rescale](Element e, const ElementContext& ctx) {
+                     batch_size, rescale_only, rescale](Element e, const ElementContext& ctx) {
     const auto indices = e[0].values<int64_t>();
     const auto b = static_cast<int64_t>(indices.size());
-    Tensor images = pool->take(Shape{b, size.height, size.width, channels});
+    // Every pixel of every slot is written below; the buffer cache recycles the batches' memory.
+    Tensor images =
+        Tensor::uninitialized(DType::kFloat32, Shape{b, size.height, size.width, channels});
     // The bytes of one file at a time, in a buffer the thread keeps: no allocation per image.
     // One huge file does not pin its size on the thread for good.
     thread_local std::string file_bytes;

@@ -2,7 +2,6 @@
 
 #include <turbojpeg.h>
 
-#include <cstdlib>
 #include <memory>
 
 #include "core/errors.h"
@@ -37,23 +36,6 @@ bool is_sof(unsigned char marker) {
 }
 
 int scaled(int size, int denominator) { return (size + denominator - 1) / denominator; }
-
-// A uint8 image tensor whose pixels are left unset: a successful decode writes every one of them
-// (a warning is an error here, so a partial image is never returned), and Tensor's own zero-fill
-// took up to a fifth of the time of decoding a 128x128 JPEG.
-Tensor unset_image(int height, int width, int channels) {
-  const Shape shape{height, width, channels};
-  const size_t bytes =
-      static_cast<size_t>(height) * static_cast<size_t>(width) * static_cast<size_t>(channels);
-  if (bytes <= 4096) return Tensor(DType::kUInt8, shape);  // Small ones live inline anyway.
-  constexpr size_t kAlignment = internal::Buffer::kAlignment;
-  void* data = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  if (data == nullptr) {
-    throw ResourceExhausted(str_cat("decode_jpeg: cannot allocate ", bytes, " bytes for a ", height,
-                                    "x", width, "x", channels, " image"));
-  }
-  return Tensor::from_external(DType::kUInt8, shape, data, [data] { std::free(data); });
-}
 
 }  // namespace
 
@@ -140,7 +122,9 @@ Tensor decode_jpeg(std::string_view bytes, const JpegDecodeOptions& options,
   const int denominator = jpeg_scale_denominator(height, width, options);
   const int out_height = scaled(height, denominator);
   const int out_width = scaled(width, denominator);
-  Tensor image = unset_image(out_height, out_width, channels);
+  // Unset pixels: a successful decode writes every one, and a failed one throws, so a partial
+  // image is never returned.
+  Tensor image = Tensor::uninitialized(DType::kUInt8, Shape{out_height, out_width, channels});
   // STOPONWARNING: a premature end or corrupt entropy data is an error, not a grey-filled image.
   if (tjDecompress2(tj, data, size, image.data<uint8_t>(), out_width, out_width * channels,
                     out_height, channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {

@@ -5,7 +5,6 @@
 
 #include "core/errors.h"
 #include "core/strings.h"
-#include "ops/uninitialized.h"
 
 namespace sluice {
 namespace {
@@ -39,7 +38,7 @@ Tensor convert_image_dtype(const Tensor& image, DType dtype) {
         str_cat("convert_image_dtype: can convert to uint8 or float32, not ", dtype_name(dtype)));
   }
   if (image.dtype() == dtype) return image;
-  Tensor result = uninitialized_tensor(dtype, image.shape());
+  Tensor result = Tensor::uninitialized(dtype, image.shape());
   const int64_t n = image.num_elements();
   if (dtype == DType::kFloat32) {
     // TF multiplies by the float32 constant 1/255 rather than dividing: the same rounding.
@@ -60,7 +59,7 @@ Tensor convert_image_dtype(const Tensor& image, DType dtype) {
 
 Tensor rescale(const Tensor& image, float scale, float offset) {
   check_numeric_image(image, "rescale");
-  Tensor result = uninitialized_tensor(DType::kFloat32, image.shape());
+  Tensor result = Tensor::uninitialized(DType::kFloat32, image.shape());
   float* out = result.data<float>();
   for_each_float(image, [&](int64_t i, float x) { out[i] = x * scale + offset; });
   return result;
@@ -86,7 +85,7 @@ Tensor normalize(const Tensor& image, const std::vector<float>& mean,
     m[c] = mean.size() == 1 ? mean[0] : mean[c];
     deviation[c] = s;
   }
-  Tensor result = uninitialized_tensor(DType::kFloat32, image.shape());
+  Tensor result = Tensor::uninitialized(DType::kFloat32, image.shape());
   float* out = result.data<float>();
   for_each_float(image, [&](int64_t i, float x) {
     const int64_t c = i % channels;

@@ -7,7 +7,6 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "ops/image_shape.h"
-#include "ops/uninitialized.h"
 
 namespace sluice {
 namespace {
@@ -87,7 +86,7 @@ Tensor crop_to_bounding_box(const Tensor& image, int64_t offset_height, int64_t 
   if (!s.batched && offset_width == 0 && target_width == s.width) {
     return image.slice(offset_height, offset_height + target_height);
   }
-  Tensor result = uninitialized_tensor(image.dtype(), s.with_size(target_height, target_width));
+  Tensor result = Tensor::uninitialized(image.dtype(), s.with_size(target_height, target_width));
   const Box box = spatial_box(s, offset_height, offset_width, target_height, target_width);
   copy_box(image, box.begin, result, std::vector<int64_t>(box.begin.size(), 0), box.size);
   return result;
@@ -141,7 +140,7 @@ Tensor random_crop(const Tensor& value, const Shape& size, Random& random) {
     begin[d] = random.uniform_int(value.dim(d) - size.dim(d) + 1);
   }
   if (value.rank() == 0) return value;
-  Tensor result = uninitialized_tensor(value.dtype(), size);
+  Tensor result = Tensor::uninitialized(value.dtype(), size);
   copy_box(value, begin, result, std::vector<int64_t>(value.rank(), 0), extent);
   return result;
 }

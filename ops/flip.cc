@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "ops/image_shape.h"
-#include "ops/uninitialized.h"
 
 namespace sluice {
 namespace {
@@ -37,7 +36,7 @@ Tensor flip(const Tensor& image, Axis axis, const char* op, Pick pick) {
   const ImageShape s = image_shape(image, op, /*allow_empty=*/true);
   // A single image left as it is needs no copy: tensors are values.
   if (!s.batched && !pick(0)) return image;
-  Tensor result = uninitialized_tensor(image.dtype(), image.shape());
+  Tensor result = Tensor::uninitialized(image.dtype(), image.shape());
   const size_t element = dtype_size(image.dtype());
   const auto* in = static_cast<const unsigned char*>(image.raw_data());
   auto* out = static_cast<unsigned char*>(result.raw_data());

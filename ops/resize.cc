@@ -15,7 +15,6 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "ops/crop.h"
-#include "ops/uninitialized.h"
 
 namespace sluice {
 namespace {
@@ -444,7 +443,7 @@ std::vector<int64_t> nearest_axis(int64_t in, int64_t out) {
 }
 
 Tensor resize_nearest(const Tensor& images, const ImageShape& s, int64_t out_h, int64_t out_w) {
-  Tensor result = uninitialized_tensor(images.dtype(), s.with_size(out_h, out_w));
+  Tensor result = Tensor::uninitialized(images.dtype(), s.with_size(out_h, out_w));
   const std::vector<int64_t> ys = nearest_axis(s.height, out_h);
   const std::vector<int64_t> xs = nearest_axis(s.width, out_w);
   const size_t pixel = static_cast<size_t>(s.channels) * dtype_size(images.dtype());
@@ -544,7 +543,7 @@ Tensor resize(const Tensor& images, ImageSize size, ResizeMethod method, bool an
   check_size(images, size, "resize");
   if (method == ResizeMethod::kNearest) return resize_nearest(images, s, size.height, size.width);
   check_uint8_or_float(images, str_cat("resize (", resize_method_name(method), ")"));
-  Tensor result = uninitialized_tensor(DType::kFloat32, s.with_size(size.height, size.width));
+  Tensor result = Tensor::uninitialized(DType::kFloat32, s.with_size(size.height, size.width));
   float* out = result.data<float>();
   if (images.dtype() == DType::kUInt8) {
     resize_to_float(images.data<uint8_t>(), s, size.height, size.width, method, antialias, 1.0f,
