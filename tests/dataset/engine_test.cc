@@ -122,7 +122,9 @@ TEST(BackpressureTest, AutotunedPrefetchOfASlowProducerStaysSmallAndHandsOnAtOnc
     auto e = it.next();
     ASSERT_EQ((*e)[0].item<int64_t>(), i);
     // Starved all the time: the consumer holds one element, the producer at most one more.
-    if (i >= 10) EXPECT_LE(counter.live.load(), 3) << "element " << i;
+    if (i >= 10) {
+      EXPECT_LE(counter.live.load(), 3) << "element " << i;
+    }
   }
   EXPECT_LE(counter.peak.load(), 16);  // The autotuner's initial buffer, never doubled.
 }
