@@ -40,13 +40,11 @@ class BlockCache {
     std::list<Block> evicted;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (bytes > limit_) {
-        evicted.push_back({block, bytes});
-      } else {
-        blocks_.push_front({block, bytes});
-        held_ += bytes;
-        trim(evicted);
+      if (bytes > limit_ || !keep(block, bytes)) {
+        free_block(block);
+        return;
       }
+      trim(evicted);
     }
     for (const Block& b : evicted) free_block(b.block);  // Outside the lock.
   }
@@ -76,6 +74,18 @@ class BlockCache {
     void* block;
     size_t bytes;
   };
+
+  // Adds `block` as the most recently freed; false when even the list node cannot be allocated
+  // (a tensor's destructor calls this, so it must not throw).
+  bool keep(void* block, size_t bytes) noexcept {
+    try {
+      blocks_.push_front({block, bytes});
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
+    held_ += bytes;
+    return true;
+  }
 
   // Moves the least recently freed blocks to `evicted` until the rest fit under the limit.
   void trim(std::list<Block>& evicted) {
