@@ -15,13 +15,18 @@ namespace {
 // The owned layout: the Buffer header, padded to one alignment unit, then the elements.
 constexpr size_t kHeaderBytes = Buffer::kAlignment;
 static_assert(sizeof(Buffer) <= kHeaderBytes);
+
+// Whether an owned block of `block` bytes holding `dtype` comes from and goes back to the buffer
+// cache (strings need their destructors run, so they never do).
+bool cached(DType dtype, size_t block) {
+  return dtype != DType::kString && block >= kCachedBlockMinBytes;
+}
 }  // namespace
 
 Buffer* Buffer::allocate(DType dtype, int64_t count, bool zeroed) {
   const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
   const size_t block = kHeaderBytes + bytes;
-  void* memory =
-      dtype != DType::kString && block >= kCachedBlockMinBytes ? take_cached_block(block) : nullptr;
+  void* memory = cached(dtype, block) ? take_cached_block(block) : nullptr;
   if (memory == nullptr) memory = ::operator new (block, std::align_val_t{kAlignment});
   auto* buffer = new (memory) Buffer();
   buffer->dtype_ = dtype;
@@ -85,9 +90,8 @@ void Buffer::destroy() {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
   }
-  const bool cacheable = release_ == nullptr && dtype_ != DType::kString &&
-                         kHeaderBytes + bytes_ >= kCachedBlockMinBytes;
   const size_t block = kHeaderBytes + bytes_;
+  const bool cacheable = release_ == nullptr && cached(dtype_, block);
   this->~Buffer();
   if (cacheable) {
     give_cached_block(static_cast<void*>(this), block);

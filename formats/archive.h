@@ -22,7 +22,7 @@ namespace sluice {
 enum class ArchiveEntryType { kFile, kDirectory, kSymlink, kHardlink, kOther };
 
 struct ArchiveEntry {
-  std::string path;  // As stored in the archive.
+  std::string path;         // As stored in the archive.
   ArchiveEntryType type = ArchiveEntryType::kFile;
   int64_t size = 0;         // Bytes of a regular file as the header says (-1 when unknown).
   std::string link_target;  // For links.
@@ -117,7 +117,7 @@ class OrderedMemberReader {
   OrderedReadOptions options_;
   std::vector<int64_t> rank_of_ordinal_;  // Archive ordinal -> position in order_, or -1.
   std::optional<ArchiveReader> reader_;
-  int64_t ordinal_ = 0;  // Ordinal of the next header the reader returns.
+  int64_t ordinal_ = 0;          // Ordinal of the next header the reader returns.
   int64_t returned_in_pass_ = 0;
   int64_t next_ = 0;
   int64_t passes_ = 0;

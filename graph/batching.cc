@@ -31,10 +31,9 @@ Shape padded_shape(std::span<const Element> elements, size_t c, const PaddingSpe
     for (size_t d = 0; d < spec.size(); ++d) {
       if (spec[d] < 0) continue;
       if (dims[d] > spec[d]) {
-        throw InvalidArgument(str_cat(
-            "Attempted to pad to a smaller size than the input element "
-            "in component ",
-            c, ": dimension ", d, " is ", dims[d], " but the padded shape allows ", spec[d], "."));
+        throw InvalidArgument(str_cat("Attempted to pad to a smaller size than the input element "
+                                      "in component ", c, ": dimension ", d, " is ", dims[d],
+                                      " but the padded shape allows ", spec[d], "."));
       }
       dims[d] = spec[d];
     }
@@ -106,10 +105,9 @@ Element stack_elements(std::span<const Element> elements, const PaddingSpec* pad
   out.reserve(components);
   for (size_t i = 1; i < elements.size(); ++i) {
     if (elements[i].size() != components) {
-      throw InvalidArgument(
-          str_cat("Cannot batch elements with different numbers of components. "
-                  "First element had ",
-                  components, " and element ", i, " had ", elements[i].size(), "."));
+      throw InvalidArgument(str_cat("Cannot batch elements with different numbers of components. "
+                                    "First element had ", components, " and element ", i, " had ",
+                                    elements[i].size(), "."));
     }
   }
   const auto batch = static_cast<int64_t>(elements.size());
@@ -118,15 +116,15 @@ Element stack_elements(std::span<const Element> elements, const PaddingSpec* pad
     for (size_t i = 1; i < elements.size(); ++i) {
       const Tensor& t = elements[i][c];
       if (t.dtype() != head.dtype()) {
-        throw InvalidArgument(str_cat("Cannot batch tensors with different dtypes in component ", c,
-                                      ". First element had dtype ", dtype_name(head.dtype()),
+        throw InvalidArgument(str_cat("Cannot batch tensors with different dtypes in component ",
+                                      c, ". First element had dtype ", dtype_name(head.dtype()),
                                       " and element ", i, " had dtype ", dtype_name(t.dtype()),
                                       "."));
       }
       if (padding == nullptr && t.shape() != head.shape()) {
-        throw InvalidArgument(str_cat("Cannot batch tensors with different shapes in component ", c,
-                                      ". First element had shape ", head.shape(), " and element ",
-                                      i, " had shape ", t.shape(), "."));
+        throw InvalidArgument(str_cat("Cannot batch tensors with different shapes in component ",
+                                      c, ". First element had shape ", head.shape(),
+                                      " and element ", i, " had shape ", t.shape(), "."));
       }
     }
     const Shape row = padding ? padded_shape(elements, c, *padding) : head.shape();
