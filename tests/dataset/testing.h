@@ -5,9 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "dataset/dataset.h"
+#include "graph/async_stage.h"
 
 namespace sluice::testing {
 
@@ -74,6 +80,30 @@ inline std::vector<Element> Is(const std::vector<int64_t>& values) {
   std::vector<Element> out;
   for (int64_t v : values) out.push_back(I(v));
   return out;
+}
+
+// The process's pipeline feeder threads, by name. (oneTBB's workers are not counted: its pool
+// starts them lazily and keeps them for the process.)
+inline int feeder_thread_count() {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string name;
+    std::getline(std::ifstream(task.path() / "comm"), name);
+    if (name == kFeederThreadName) ++n;
+  }
+  return n;
+}
+
+// The feeder threads still listed once every iterator is gone. A joined thread may still be
+// listed for a moment, since the kernel wakes the joiner before it has reaped the thread, so this
+// waits up to a second for the count to reach zero.
+inline int feeder_threads_left() {
+  int left = feeder_thread_count();
+  for (int i = 0; i < 100 && left > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    left = feeder_thread_count();
+  }
+  return left;
 }
 
 }  // namespace sluice::testing

@@ -12,31 +12,18 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 
 #include "dataset/dataset.h"
-#include "graph/async_stage.h"
+#include "tests/dataset/testing.h"
 
 namespace sluice {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The process's pipeline feeder threads, by name.
-int feeder_thread_count() {
-  int n = 0;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::string name;
-    std::getline(std::ifstream(task.path() / "comm"), name);
-    if (name == kFeederThreadName) ++n;
-  }
-  return n;
-}
 
 // Ends the process with a message when kick() is not called for `limit`.
 class Watchdog {
@@ -166,7 +153,7 @@ TEST(CancellationUnderLoadTest, DestroyingInfinitePipelinesAtRandomMomentsNeverH
     watchdog.kick(std::string("warming up ") + kKindNames[kind]);
     Iterator it = pipeline(kind, rng).make_iterator(Options{.threads = 4});
     for (int i = 0; i < 300; ++i) ASSERT_TRUE(it.next().has_value());
-    EXPECT_GT(feeder_thread_count(), 0) << "a running pipeline's feeders are not named";
+    EXPECT_GT(testing::feeder_thread_count(), 0) << "a running pipeline's feeders are not named";
   }
   ASSERT_EQ(g_live.load(), 0);
 
@@ -199,14 +186,8 @@ TEST(CancellationUnderLoadTest, DestroyingInfinitePipelinesAtRandomMomentsNeverH
     std::printf("%5.2f s for %d rounds of %s\n", seconds[kind], kRounds / kKinds, kKindNames[kind]);
   }
   watchdog.kick("counting threads");
-  // Every iterator is gone, so no feeder thread may be left. (oneTBB's workers are not counted:
-  // its pool starts them lazily and keeps them for the process.) A joined thread may still be
-  // listed for a moment: the kernel wakes the joiner before it has reaped the thread.
-  int feeders = feeder_thread_count();
-  for (int i = 0; i < 100 && feeders > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    feeders = feeder_thread_count();
-  }
+  // Every iterator is gone, so no feeder thread may be left.
+  const int feeders = testing::feeder_threads_left();
   EXPECT_EQ(feeders, 0) << "feeder threads left behind by " << kRounds << " iterators";
   EXPECT_GT(pulled, kRounds * 10);
 }
