@@ -1,6 +1,7 @@
 #include "estimator/checkpoint.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +90,37 @@ std::optional<std::string> quoted_value(const std::string& line, const std::stri
   const size_t close = line.rfind('"');
   if (open == std::string::npos || close <= open) return std::nullopt;
   return line.substr(open + 1, close - open - 1);
+}
+
+// The writer's pid of a temporary file write_file_atomically made for a checkpoint or the index
+// ("model.ckpt-<step>.tmp<pid>", "checkpoint.tmp<pid>"); nullopt for any other name.
+std::optional<pid_t> checkpoint_temp_writer(const std::string& name) {
+  const size_t mark = name.rfind(".tmp");
+  if (mark == std::string::npos || mark + 4 == name.size()) return std::nullopt;
+  const std::string final_name = name.substr(0, mark);
+  if (final_name != kIndexName && !checkpoint_step(final_name)) return std::nullopt;
+  long long pid = 0;
+  for (size_t i = mark + 4; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || pid > 1'000'000'000) return std::nullopt;
+    pid = pid * 10 + (name[i] - '0');
+  }
+  if (pid == 0) return std::nullopt;  // No writer has pid 0 (and kill(0, ...) means a group).
+  return static_cast<pid_t>(pid);
+}
+
+// Deletes the temporary files that writers killed mid-write left in `dir`: those of a process
+// no longer running. Files of this process and of live ones (another writer may be mid-write)
+// stay. A model_dir is written by one process at a time, on one host, as TensorFlow's chief does;
+// a pid from another host sharing the directory would be judged by this host's processes.
+void remove_abandoned_temp_files(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto writer = checkpoint_temp_writer(entry.path().filename().string());
+    if (!writer || *writer == ::getpid()) continue;
+    if (::kill(*writer, 0) == 0 || errno != ESRCH) continue;  // Alive (or not ours to signal).
+    std::error_code ignored;
+    fs::remove(entry.path(), ignored);
+  }
 }
 
 }  // namespace
@@ -261,6 +293,7 @@ std::string CheckpointManager::save(int64_t step, const TensorMap& tensors) {
   // The index is rewritten before old files go, so it never names a deleted checkpoint.
   write_checkpoint_state(dir_, state);
   for (const auto& old : pruned) fs::remove(fs::path(dir_) / old, ec);
+  remove_abandoned_temp_files(dir_);
   return path;
 }
 

@@ -15,6 +15,8 @@
 // Durability: every file is written to a temporary name in the same directory, fsynced, renamed
 // over its final name and the directory fsynced, so a process killed at any instant leaves the
 // previous complete checkpoint and index in place and never a half-written file under a final name.
+// The temporary file such a kill leaves ("<final name>.tmp<pid>") is deleted by the next save once
+// its writer is no longer running.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,8 @@ class CheckpointManager {
   CheckpointManager(std::string dir, int64_t keep_checkpoint_max);
 
   // Writes model.ckpt-<step> and the index naming it latest, then deletes the checkpoints beyond
-  // the newest keep_checkpoint_max (their files and index entries). Returns the file's path.
+  // the newest keep_checkpoint_max (their files and index entries) and the temporary files of
+  // writers killed mid-write. Returns the file's path.
   std::string save(int64_t step, const TensorMap& tensors);
 
   struct Restored {

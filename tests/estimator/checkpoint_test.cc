@@ -1,10 +1,13 @@
 // The checkpoint file format and index: round trip, detection of damage, atomic replacement.
+#include "estimator/checkpoint.h"
+
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "estimator/checkpoint.h"
 #include "estimator/second_or_step_timer.h"
 #include "tests/estimator/testing.h"
 
@@ -83,6 +86,34 @@ TEST_F(CheckpointTest, ManagerKeepsTheNewestAndIndexesThem) {
   ASSERT_TRUE(fallback);
   EXPECT_EQ(fallback->tensors.at("global_step").item<int64_t>(), 15);
   EXPECT_NE(err.find("falling back"), std::string::npos) << err;
+}
+
+// A pid that no process has any more: a child that has exited and been reaped.
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST_F(CheckpointTest, SaveDeletesTheTemporaryFilesOfWritersNoLongerRunning) {
+  std::filesystem::create_directories(dir_);
+  const std::string dead = std::to_string(dead_pid());
+  const std::string alive = std::to_string(::getppid());
+  const std::string self = std::to_string(::getpid());
+  const std::vector<std::string> abandoned = {"model.ckpt-7.tmp" + dead, "checkpoint.tmp" + dead};
+  // A live writer may be mid-write; other files are not the checkpoints' to delete.
+  const std::vector<std::string> kept = {"model.ckpt-8.tmp" + alive, "model.ckpt-3.tmp" + self,
+                                         "notes.tmp" + dead,         "model.ckpt-7.tmp",
+                                         "model.ckpt-7.tmpx" + dead, "checkpoint.tmp0"};
+  for (const auto& names : {abandoned, kept}) {
+    for (const auto& name : names) std::ofstream(path(name)) << "partial";
+  }
+  CheckpointManager(dir_, 0).save(9, sample());
+  for (const auto& name : abandoned) EXPECT_FALSE(std::filesystem::exists(path(name))) << name;
+  for (const auto& name : kept) EXPECT_TRUE(std::filesystem::exists(path(name))) << name;
+  EXPECT_TRUE(std::filesystem::exists(path("model.ckpt-9")));
 }
 
 TEST_F(CheckpointTest, StepNamesParse) {

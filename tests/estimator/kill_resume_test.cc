@@ -5,7 +5,7 @@
 // Checkpoints (tests/estimator/kill_resume_model.h) are written and fsynced after every step, so
 // most of the worker's time is spent writing them; half the rounds also wait for a write to start
 // before killing. A temporary file of the killed process left in model_dir proves a kill landed
-// inside a write; such files must be ignored by every later restore and save.
+// inside a write; such files must be ignored by every later restore, and deleted by later saves.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -145,8 +145,11 @@ TEST_F(KillResumeTest, ResumesFromTheLastCheckpointAfterSigkillAtRandomMoments) 
               kills_during_writes, kRounds);
   RecordProperty("kills_during_writes", kills_during_writes);
 
-  // Without the index, the newest complete model.ckpt-* file is found by name; the temporary
-  // files the kills left behind are not mistaken for checkpoints.
+  // Each round's saves (the last round's in this process) deleted the temporary files the
+  // previous kill left behind.
+  EXPECT_FALSE(temp_file_present(dir_));
+
+  // Without the index, the newest complete model.ckpt-* file is found by name.
   ASSERT_TRUE(fs::remove(dir_ + "/checkpoint"));
   const auto restored = CheckpointManager(dir_, 0).restore_latest();
   ASSERT_TRUE(restored.has_value());
