@@ -109,14 +109,16 @@ TEST(BackpressureTest, AutotunedPrefetchOfASlowProducerStaysSmallAndHandsOnAtOnc
               };
             }).prefetch(kAutotune);
   Iterator it = ds.make_iterator(testing::threads(2));
+  int crowded = 0;  // Elements received while more than the starved few were alive.
   for (int64_t i = 0; i < 300; ++i) {
     auto e = it.next();
     ASSERT_EQ((*e)[0].item<int64_t>(), i);
-    // Starved all the time: the consumer holds one element, the producer at most one more.
-    if (i >= 10) {
-      EXPECT_LE(counter.live.load(), 3) << "element " << i;
-    }
+    // Starved all the time: the consumer holds one element, the producer at most one more. A
+    // consumer descheduled for a few milliseconds on a busy machine may find a couple more;
+    // elements gathered into tasks would crowd nearly every receipt.
+    if (i >= 10 && counter.live.load() > 3) ++crowded;
   }
+  EXPECT_LE(crowded, 30);
   EXPECT_LE(counter.peak.load(), 16);  // The autotuner's initial buffer, never doubled.
 }
 
