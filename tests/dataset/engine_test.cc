@@ -50,10 +50,14 @@ TEST(CancellationTest, ManyIteratorsCreatedAndDestroyedMidStreamLeaveNoThreads) 
                 .shuffle(64, 1)
                 .batch(8)
                 .prefetch(2);
+  {
+    Iterator running = ds.make_iterator();
+    ASSERT_TRUE(running.next().has_value());
+    ASSERT_GT(testing::feeder_thread_count(), 0) << "a running pipeline's feeders are not named";
+  }
   for (int round = 0; round < 300; ++round) {
     Iterator it = ds.make_iterator();
     for (int i = 0; i < round % 7; ++i) ASSERT_TRUE(it.next().has_value());
-    if (round == 6) ASSERT_GT(testing::feeder_thread_count(), 0) << "a running pipeline's feeders";
   }
   EXPECT_EQ(testing::feeder_threads_left(), 0);
 }
