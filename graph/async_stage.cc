@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,6 +25,8 @@ int64_t elapsed_ns(Clock::time_point since) {
 }
 
 constexpr int64_t kTargetTaskNs = 1'000'000;
+
+std::atomic<int> g_live_feeders{0};
 
 // The bytes of the tensors of `items` (their numbers; a string counts as its handle).
 size_t tensor_bytes(const Chunk& items) {
@@ -48,12 +51,14 @@ class AsyncStageIterator final : public StageIterator {
     // The graph attaches to the arena it is built in, so every task of it runs there.
     ctx_.engine().arena().execute([this] { build_graph(); });
     feeder_ = std::thread([this] { feed(); });
+    g_live_feeders.fetch_add(1, std::memory_order_relaxed);
   }
 
   ~AsyncStageIterator() override {
     stopping_ = true;
     wake_all();
     feeder_.join();
+    g_live_feeders.fetch_sub(1, std::memory_order_relaxed);
     graph_->wait_for_all();
     ctx_.engine().remove_waker(waker_);
   }
@@ -244,6 +249,8 @@ class AsyncStageIterator final : public StageIterator {
 };
 
 }  // namespace
+
+int live_feeder_threads() { return g_live_feeders.load(std::memory_order_relaxed); }
 
 std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats,
                                                 StageInput input, AsyncStageConfig config) {

@@ -55,6 +55,11 @@ struct AsyncStageConfig {
 // The name of every feeder thread (at most 15 characters, Linux's limit).
 inline constexpr char kFeederThreadName[] = "sluice-feeder";
 
+// The feeder threads started and not yet joined, in the whole process: 0 once every pipeline
+// iterator is gone, which a leak check can rely on. (Counting threads by name cannot: a oneTBB
+// worker launched from a feeder thread inherits its name and lives on.)
+int live_feeder_threads();
+
 // Makes the iterator of an async stage over `input`.
 std::unique_ptr<StageIterator> make_async_stage(ExecContext& ctx, StageStats* stats,
                                                 StageInput input, AsyncStageConfig config);

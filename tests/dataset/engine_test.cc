@@ -53,13 +53,14 @@ TEST(CancellationTest, ManyIteratorsCreatedAndDestroyedMidStreamLeaveNoThreads) 
   {
     Iterator running = ds.make_iterator();
     ASSERT_TRUE(running.next().has_value());
-    ASSERT_GT(testing::feeder_thread_count(), 0) << "a running pipeline's feeders are not named";
+    ASSERT_GT(live_feeder_threads(), 0);
+    ASSERT_GT(testing::threads_named_feeder(), 0) << "a running pipeline's feeders are not named";
   }
   for (int round = 0; round < 300; ++round) {
     Iterator it = ds.make_iterator();
     for (int i = 0; i < round % 7; ++i) ASSERT_TRUE(it.next().has_value());
   }
-  EXPECT_EQ(testing::feeder_threads_left(), 0);
+  EXPECT_EQ(live_feeder_threads(), 0);
 }
 
 // Elements whose buffers count themselves, so a test can see how many are alive.

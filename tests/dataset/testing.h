@@ -5,11 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dataset/dataset.h"
@@ -82,9 +80,10 @@ inline std::vector<Element> Is(const std::vector<int64_t>& values) {
   return out;
 }
 
-// The process's pipeline feeder threads, by name. (oneTBB's workers are not counted: its pool
-// starts them lazily and keeps them for the process.)
-inline int feeder_thread_count() {
+// The process's threads named as pipeline feeders. A oneTBB worker launched from a feeder thread
+// inherits the name, so this shows that feeders are named, not how many are running: for that,
+// live_feeder_threads() (graph/async_stage.h).
+inline int threads_named_feeder() {
   int n = 0;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::string name;
@@ -92,18 +91,6 @@ inline int feeder_thread_count() {
     if (name == kFeederThreadName) ++n;
   }
   return n;
-}
-
-// The feeder threads still listed once every iterator is gone. A joined thread may still be
-// listed for a moment, since the kernel wakes the joiner before it has reaped the thread, so this
-// waits up to a second for the count to reach zero.
-inline int feeder_threads_left() {
-  int left = feeder_thread_count();
-  for (int i = 0; i < 100 && left > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    left = feeder_thread_count();
-  }
-  return left;
 }
 
 }  // namespace sluice::testing
