@@ -462,8 +462,8 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
   Sequential& model = spec_.model;
   MirroredReplicas* replicas =
       config_.eval_distribute ? &replicas_for(eval_replicas_, *config_.eval_distribute) : nullptr;
-  double loss_sum = 0;
-  int64_t batches = 0;
+  double loss_sum = 0;  // Σ batch loss × rows: the mean over examples, whatever the batch size.
+  int64_t batches = 0, rows = 0;
   std::vector<SessionRunArgs> args(hooks.size());
   while (!steps || batches < *steps) {
     SessionRunContext context(session);
@@ -483,13 +483,16 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
       batch_loss = spec_.loss(y, prediction).loss;
       for (auto& m : metrics_) m->update_state(y, prediction);
     }
-    // tf.metrics.mean over batch losses: every batch counts the same, a short last one included.
-    loss_sum += batch_loss;
+    // Keras weighs each batch's mean loss by its size, so a short last batch counts for what it
+    // holds and every batch size gives the same figure.
+    const int64_t batch_size = batch_rows(x);
+    loss_sum += batch_loss * double(batch_size);
+    rows += batch_size;
     ++batches;
     SessionRunValues values;
     values.global_step = global_step_;
     values.loss = batch_loss;
-    values.batch_size = batch_rows(x);
+    values.batch_size = batch_size;
     values.input_wait_seconds = wait;
     for (auto& m : metrics_) {
       values.metrics[m->name()] = m->result();  // Streaming: every batch so far.
@@ -508,7 +511,7 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
   end_all(hooks, session);
 
   EvalResult result;
-  result["loss"] = batches > 0 ? loss_sum / double(batches) : 0.0;
+  result["loss"] = rows > 0 ? loss_sum / double(rows) : 0.0;
   for (auto& m : metrics_) result[m->name()] = m->result();
   std::vector<std::pair<std::string, float>> scalars;
   std::string line = "Saving dict for global step " + std::to_string(global_step_) + ":";
