@@ -39,8 +39,8 @@ double divisor(int64_t batch, int64_t global_batch_size) {
 std::vector<int64_t> class_ids(const Tensor& labels, int64_t batch, int64_t classes,
                                std::string_view loss) {
   if (labels.num_elements() != batch) {
-    throw InvalidArgument(str_cat(loss, ": ", labels.num_elements(), " labels for a batch of ",
-                                  batch));
+    throw InvalidArgument(
+        str_cat(loss, ": ", labels.num_elements(), " labels for a batch of ", batch));
   }
   const std::vector<float> values = as_floats(labels, "labels");
   std::vector<int64_t> ids(values.size());
@@ -80,6 +80,15 @@ LossResult binary_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool 
   const int64_t batch = y_pred.dim(0);
   const int64_t cols = y_pred.num_elements() / batch;
   const std::vector<float> y = as_floats(y_true, "y_true");
+  for (size_t i = 0; i < y.size(); ++i) {
+    // Soft labels are fine; outside [0, 1] the loss goes negative and training runs away.
+    if (!(y[i] >= 0.0f && y[i] <= 1.0f)) {
+      throw InvalidArgument(
+          str_cat("binary_crossentropy: label ", y[i], " of example ",
+                  static_cast<int64_t>(i) / (y_pred.num_elements() / y_pred.dim(0)),
+                  " is not in [0, 1] (a binary model takes 2 classes)"));
+    }
+  }
   const float* p = y_pred.data<float>();
   Tensor gradient(DType::kFloat32, y_pred.shape());
   float* g = gradient.data<float>();
@@ -94,7 +103,8 @@ LossResult binary_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool 
         // max(z, 0) − z·y + log(1 + e^−|z|): never overflows.
         const double z = p[i];
         sum += std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::abs(z)));
-        const double sigmoid = z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
+        const double sigmoid =
+            z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
         g[i] = static_cast<float>((sigmoid - t) * scale);
       } else {
         // Keras clips and then still adds ε inside the logs (float32 arithmetic, as Keras).
@@ -118,15 +128,23 @@ LossResult categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, 
                                     int64_t global_batch_size) {
   check_pred(y_pred, "categorical_crossentropy", 2);
   if (y_true.shape() != y_pred.shape()) {
-    throw InvalidArgument(str_cat("categorical_crossentropy: y_true ",
-                                  y_true.shape().to_string(), " does not match y_pred ",
-                                  y_pred.shape().to_string()));
+    throw InvalidArgument(str_cat("categorical_crossentropy: y_true ", y_true.shape().to_string(),
+                                  " does not match y_pred ", y_pred.shape().to_string()));
   }
   const int64_t batch = y_pred.dim(0);
   const int64_t classes = y_pred.dim(y_pred.rank() - 1);
   const int64_t rows = y_pred.num_elements() / classes;
   const int64_t rows_per_example = rows / batch;
   const std::vector<float> y = as_floats(y_true, "y_true");
+  for (size_t i = 0; i < y.size(); ++i) {
+    // Soft labels are fine; outside [0, 1] the loss goes negative and training runs away.
+    if (!(y[i] >= 0.0f && y[i] <= 1.0f)) {
+      throw InvalidArgument(
+          str_cat("binary_crossentropy: label ", y[i], " of example ",
+                  static_cast<int64_t>(i) / (y_pred.num_elements() / y_pred.dim(0)),
+                  " is not in [0, 1] (a binary model takes 2 classes)"));
+    }
+  }
   const float* p = y_pred.data<float>();
   Tensor gradient(DType::kFloat32, y_pred.shape());
   float* g = gradient.data<float>();
@@ -176,8 +194,9 @@ LossResult sparse_categorical_crossentropy(const Tensor& labels, const Tensor& y
                                            bool from_logits, int64_t global_batch_size) {
   check_pred(y_pred, "sparse_categorical_crossentropy", 2);
   if (y_pred.rank() != 2) {
-    throw InvalidArgument(str_cat("sparse_categorical_crossentropy: y_pred must be [batch, classes], got ",
-                                  y_pred.shape().to_string()));
+    throw InvalidArgument(
+        str_cat("sparse_categorical_crossentropy: y_pred must be [batch, classes], got ",
+                y_pred.shape().to_string()));
   }
   const int64_t batch = y_pred.dim(0), classes = y_pred.dim(1);
   const std::vector<int64_t> ids =
@@ -261,8 +280,9 @@ float add_regularization_gradients(const std::vector<Parameter*>& parameters, fl
 Loss::Loss(std::string_view name, bool from_logits) : name_(name), from_logits_(from_logits) {
   if (name_ != "binary_crossentropy" && name_ != "categorical_crossentropy" &&
       name_ != "sparse_categorical_crossentropy" && name_ != "nll_loss") {
-    throw Unimplemented(str_cat("loss '", name, "' is not supported (known: binary_crossentropy, ",
-                                "categorical_crossentropy, sparse_categorical_crossentropy, nll_loss)"));
+    throw Unimplemented(
+        str_cat("loss '", name, "' is not supported (known: binary_crossentropy, ",
+                "categorical_crossentropy, sparse_categorical_crossentropy, nll_loss)"));
   }
 }
 

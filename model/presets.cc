@@ -17,9 +17,9 @@ using AF = ActivationFunction;
 
 // The PyTorch/XLA MNIST tutorial on Fashion-MNIST: conv → pool → relu → BN twice, so its
 // BatchNorm layers follow PyTorch's conventions.
-Sequential fashion_cnn() {
+Sequential fashion_cnn(const PresetInput& in) {
   Sequential m("fashion-cnn");
-  m.add(Input({28, 28, 1}));
+  m.add(Input({in.height, in.width, in.channels}));
   m.add(std::make_unique<Conv2D>(10, 5));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Activation>(AF::kRelu));
@@ -30,15 +30,15 @@ Sequential fashion_cnn() {
   m.add(std::make_unique<BatchNormalization>(BatchNormalizationOptions::pytorch()));
   m.add(std::make_unique<Flatten>());
   m.add(std::make_unique<Dense>(50, DenseOptions{.activation = AF::kRelu}));
-  m.add(std::make_unique<Dense>(10));
+  m.add(std::make_unique<Dense>(in.classes));
   m.add(std::make_unique<Activation>(AF::kLogSoftmax));
   return m;
 }
 
 // The tf.estimator / Keras CNN tutorial's convnet on 28×28×1 images.
-Sequential estimator_convnet() {
+Sequential estimator_convnet(const PresetInput& in) {
   Sequential m("estimator-convnet");
-  m.add(Input({28, 28, 1}));
+  m.add(Input({in.height, in.width, in.channels}));
   m.add(std::make_unique<Conv2D>(32, 3, Conv2DOptions{.activation = AF::kRelu}));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Conv2D>(64, 3, Conv2DOptions{.activation = AF::kRelu}));
@@ -46,14 +46,14 @@ Sequential estimator_convnet() {
   m.add(std::make_unique<Conv2D>(64, 3, Conv2DOptions{.activation = AF::kRelu}));
   m.add(std::make_unique<Flatten>());
   m.add(std::make_unique<Dense>(64, DenseOptions{.activation = AF::kRelu}));
-  m.add(std::make_unique<Dense>(10, DenseOptions{.activation = AF::kSoftmax}));
+  m.add(std::make_unique<Dense>(in.classes, DenseOptions{.activation = AF::kSoftmax}));
   return m;
 }
 
 // The Colab TPU cats-vs-dogs tutorial: he_uniform relu layers, a sigmoid head.
-Sequential cats_dogs_cnn() {
+Sequential cats_dogs_cnn(const PresetInput& in) {
   Sequential m("cats-dogs-cnn");
-  m.add(Input({128, 128, 3}));
+  m.add(Input({in.height, in.width, in.channels}));
   for (int64_t filters : {32, 64, 128}) {
     m.add(std::make_unique<Conv2D>(filters, 3,
                                    Conv2DOptions{.padding = Padding::kSame,
@@ -73,10 +73,10 @@ Sequential cats_dogs_cnn() {
 }
 
 // TensorFlow's TPU guide model: every kernel L2(1e-5), logits out.
-Sequential tpu_guide_cnn() {
+Sequential tpu_guide_cnn(const PresetInput& in) {
   constexpr float kL2 = 1e-5f;
   Sequential m("tpu-guide-cnn");
-  m.add(Input({28, 28, 1}));
+  m.add(Input({in.height, in.width, in.channels}));
   m.add(std::make_unique<Conv2D>(
       256, 3, Conv2DOptions{.activation = AF::kRelu, .kernel_regularizer_l2 = kL2}));
   m.add(std::make_unique<Conv2D>(
@@ -86,13 +86,13 @@ Sequential tpu_guide_cnn() {
       256, DenseOptions{.activation = AF::kRelu, .kernel_regularizer_l2 = kL2}));
   m.add(std::make_unique<Dense>(
       128, DenseOptions{.activation = AF::kRelu, .kernel_regularizer_l2 = kL2}));
-  m.add(std::make_unique<Dense>(10, DenseOptions{.kernel_regularizer_l2 = kL2}));
+  m.add(std::make_unique<Dense>(in.classes, DenseOptions{.kernel_regularizer_l2 = kL2}));
   return m;
 }
 
 [[noreturn]] void unknown(std::string_view name) {
-  throw InvalidArgument(str_cat("unknown model preset '", name,
-                                "' (known: ", str_join(preset_names(), ", "), ")"));
+  throw InvalidArgument(
+      str_cat("unknown model preset '", name, "' (known: ", str_join(preset_names(), ", "), ")"));
 }
 
 }  // namespace
@@ -101,13 +101,33 @@ std::vector<std::string> preset_names() {
   return {"cats-dogs-cnn", "estimator-convnet", "fashion-cnn", "tpu-guide-cnn"};
 }
 
-Sequential make_preset(std::string_view name, uint64_t seed) {
-  Sequential model = name == "fashion-cnn"         ? fashion_cnn()
-                     : name == "estimator-convnet" ? estimator_convnet()
-                     : name == "cats-dogs-cnn"     ? cats_dogs_cnn()
-                     : name == "tpu-guide-cnn"     ? tpu_guide_cnn()
+Sequential make_preset(std::string_view name, uint64_t seed, const PresetInput& input) {
+  const bool binary = name == "cats-dogs-cnn";
+  PresetInput in = input;
+  const PresetInput own = binary ? PresetInput{128, 128, 3, 2} : PresetInput{28, 28, 1, 10};
+  if (in.height <= 0) in.height = own.height;
+  if (in.width <= 0) in.width = own.width;
+  if (in.channels <= 0) in.channels = own.channels;
+  if (in.classes <= 0) in.classes = own.classes;
+  if (binary && in.classes != 2) {
+    throw InvalidArgument(str_cat("model preset ", name, " has one sigmoid output for 2 classes; ",
+                                  in.classes, " classes need a model with a softmax head"));
+  }
+  if (in.classes < 2) {
+    throw InvalidArgument(
+        str_cat("model preset ", name, " needs at least 2 classes, got ", in.classes));
+  }
+  Sequential model = name == "fashion-cnn"         ? fashion_cnn(in)
+                     : name == "estimator-convnet" ? estimator_convnet(in)
+                     : binary                      ? cats_dogs_cnn(in)
+                     : name == "tpu-guide-cnn"     ? tpu_guide_cnn(in)
                                                    : (unknown(name), Sequential());
-  model.build(seed);
+  try {
+    model.build(seed);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(str_cat("model preset ", name, " cannot take ", in.height, "x", in.width,
+                                  "x", in.channels, " images: ", e.what()));
+  }
   return model;
 }
 

@@ -13,8 +13,19 @@ namespace sluice {
 // "cats-dogs-cnn", "estimator-convnet", "fashion-cnn", "tpu-guide-cnn".
 std::vector<std::string> preset_names();
 
-// The built model. Throws InvalidArgument naming the known presets for an unknown name.
-Sequential make_preset(std::string_view name, uint64_t seed = 0);
+// The images and classes a preset is built for. A zero field takes the preset's own: 28×28×1
+// images and 10 classes, cats-dogs-cnn 128×128×3 images and 2 classes (one sigmoid unit).
+struct PresetInput {
+  int64_t height = 0;
+  int64_t width = 0;
+  int64_t channels = 0;
+  int64_t classes = 0;
+};
+
+// The built model, its input and head sized by `input`. Throws InvalidArgument naming the known
+// presets for an unknown name, and for a binary preset (cats-dogs-cnn) asked for other than 2
+// classes, or a size too small for its convolutions.
+Sequential make_preset(std::string_view name, uint64_t seed = 0, const PresetInput& input = {});
 
 // The loss each preset trains with (a model/losses.h name): fashion-cnn "nll_loss" on its
 // log_softmax output, estimator-convnet "sparse_categorical_crossentropy" on probabilities,
