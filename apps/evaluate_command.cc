@@ -8,6 +8,7 @@
 #include "apps/report.h"
 #include "apps/thread_budget.h"
 #include "apps/train_data.h"
+#include "core/errors.h"
 #include "estimator/estimator.h"
 
 namespace sluice::app {
@@ -26,13 +27,31 @@ void run_evaluate(const EvaluateFlags& flags) {
   ModelChoice choice = load_model_choice(flags.model_dir);
   if (!flags.data.empty()) choice.data = flags.data;
   if (flags.batch > 0) choice.batch = flags.batch;
-  const TrainData data = open_train_data(choice.data, choice.batch, kAutotune);
+  // Data given for evaluation is all held out unless it has a test split of its own; the
+  // training data is evaluated on the split the training run held out.
+  const TrainData data = open_train_data(
+      choice.data,
+      DataOptions{.batch = choice.batch,
+                  .validation_split = flags.data.empty() ? choice.validation_split : 0.0,
+                  .seed = choice.seed,
+                  .image_size = choice.image_size,
+                  .grayscale = choice.grayscale,
+                  .classes = choice.class_names,
+                  .all_held_out = !flags.data.empty()});
+  if (!data.test) {
+    throw InvalidArgument("--model-dir " + flags.model_dir + " was trained on " + choice.data +
+                          ", which has no held-out split; give --data to evaluate on");
+  }
+  if (!latest_checkpoint_step(flags.model_dir)) {
+    throw NotFound("no checkpoint in --model-dir " + flags.model_dir +
+                   ": nothing to evaluate (train into it first)");
+  }
   RunConfig config;
   config.model_dir = flags.model_dir;
   if (flags.threads > 0) config.input_options.threads = flags.threads;
   Estimator estimator(make_model_spec(choice), config);
-  std::printf("Evaluating %s from %s on the %s test split (%lld examples)\n", choice.model.c_str(),
-              flags.model_dir.c_str(), data.name.c_str(),
+  std::printf("Evaluating %s from %s on %s of %s (%lld examples)\n", choice.model.c_str(),
+              flags.model_dir.c_str(), data.test_split.c_str(), data.name.c_str(),
               static_cast<long long>(data.test_examples));
   const EvalResult result = estimator.evaluate(data.test);
   Report report;

@@ -1,11 +1,13 @@
 #include "apps/model_setup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/strings.h"
 #include "estimator/checkpoint.h"
 #include "model/keras_json.h"
 #include "model/presets.h"
@@ -51,13 +53,20 @@ ModelSpec make_model_spec(const ModelChoice& choice) {
   } else {
     throw InvalidArgument("--optimizer " + choice.optimizer + ": expected sgd, adam or rmsprop");
   }
+  const auto classes = static_cast<int64_t>(choice.class_names.size());
   if (is_preset(choice.model)) {
-    ModelSpec spec{make_preset(choice.model, choice.seed),
+    const PresetInput input = choice.image_shape.size() == 3
+                                  ? PresetInput{choice.image_shape[0], choice.image_shape[1],
+                                                choice.image_shape[2], classes}
+                                  : PresetInput{.classes = classes};
+    ModelSpec spec{make_preset(choice.model, choice.seed, input),
                    Loss(preset_loss_name(choice.model), preset_from_logits(choice.model)),
                    std::move(optimizer),
                    {"accuracy"}};
     // Replicas of a distribution strategy are built the same way.
-    spec.model_fn = [name = choice.model, seed = choice.seed] { return make_preset(name, seed); };
+    spec.model_fn = [name = choice.model, seed = choice.seed, input] {
+      return make_preset(name, seed, input);
+    };
     return spec;
   }
   std::ifstream in(choice.model);
@@ -74,6 +83,20 @@ ModelSpec make_model_spec(const ModelChoice& choice) {
     throw InvalidArgument("--model " + choice.model +
                           ": the Keras JSON gives no input shape (add batch_input_shape)");
   }
+  const Shape output = model.output_shape();
+  if (classes > 0 && output.dim(output.rank() - 1) != classes) {
+    throw InvalidArgument(str_cat("--model ", choice.model, " has ", output.dim(output.rank() - 1),
+                                  " outputs, but the data has ", classes, " classes"));
+  }
+  if (choice.image_shape.size() == 3 &&
+      model.input_shape() !=
+          Shape{choice.image_shape[0], choice.image_shape[1], choice.image_shape[2]}) {
+    throw InvalidArgument(str_cat("--model ", choice.model, " takes images of shape ",
+                                  model.input_shape().to_string(), ", but the data's are [",
+                                  str_join(choice.image_shape, ", "),
+                                  "]; give --image-size or "
+                                  "--grayscale to match"));
+  }
   ModelSpec spec{std::move(model),
                  Loss("sparse_categorical_crossentropy"),
                  std::move(optimizer),
@@ -84,22 +107,110 @@ ModelSpec make_model_spec(const ModelChoice& choice) {
   return spec;
 }
 
+namespace {
+
+nlohmann::json to_json(const ModelChoice& c) {
+  return {{"model", c.model},
+          {"optimizer", c.optimizer},
+          {"learning_rate", c.learning_rate},
+          {"momentum", c.momentum},
+          {"seed", c.seed},
+          {"schedule", c.schedule},
+          {"decay_steps", c.decay_steps},
+          {"data", c.data},
+          {"batch", c.batch},
+          {"validation_split", c.validation_split},
+          {"image_size", c.image_size},
+          {"grayscale", c.grayscale},
+          {"augment", c.augment},
+          {"image_shape", c.image_shape},
+          {"class_names", c.class_names}};
+}
+
+// Files written before these fields existed lack them: they keep the defaults.
+ModelChoice from_json(const nlohmann::json& j) {
+  ModelChoice c;
+  c.model = j.at("model").get<std::string>();
+  c.optimizer = j.at("optimizer").get<std::string>();
+  c.learning_rate = j.at("learning_rate").get<double>();
+  c.momentum = j.at("momentum").get<double>();
+  c.seed = j.at("seed").get<uint64_t>();
+  c.schedule = j.at("schedule").get<std::string>();
+  c.decay_steps = j.at("decay_steps").get<int64_t>();
+  c.data = j.at("data").get<std::string>();
+  c.batch = j.at("batch").get<int64_t>();
+  c.validation_split = j.value("validation_split", 0.0);
+  c.image_size = j.value("image_size", int64_t{0});
+  c.grayscale = j.value("grayscale", false);
+  c.augment = j.value("augment", false);
+  c.image_shape = j.value("image_shape", std::vector<int64_t>{});
+  c.class_names = j.value("class_names", std::vector<std::string>{});
+  return c;
+}
+
+// A --data that names a file or folder is kept as an absolute path, so a resume or an evaluate
+// from another directory finds it.
+std::string absolute_data(const std::string& data) {
+  std::error_code ec;
+  if (data == "fashion-mnist" || !std::filesystem::exists(data, ec)) return data;
+  return std::filesystem::absolute(data).lexically_normal().string();
+}
+
+}  // namespace
+
+ModelChoice resume_choice(const ModelChoice& kept, const ModelChoice& flags,
+                          const std::vector<std::string>& given, const std::string& model_dir) {
+  static const std::vector<std::pair<const char*, const char*>> kFlagOf = {
+      {"model", "--model"},
+      {"optimizer", "--optimizer"},
+      {"learning_rate", "--lr"},
+      {"momentum", "--momentum"},
+      {"seed", "--seed"},
+      {"schedule", "--schedule"},
+      {"data", "--data"},
+      {"batch", "--batch"},
+      {"validation_split", "--validation-split"},
+      {"image_size", "--image-size"},
+      {"grayscale", "--grayscale"},
+      {"augment", "--augment"}};
+  ModelChoice normalized = flags;
+  normalized.data = absolute_data(flags.data);
+  if (!is_preset(flags.model)) normalized.model = absolute_data(flags.model);
+  const nlohmann::json mine = to_json(normalized);
+  nlohmann::json out = to_json(kept);
+  for (const auto& [key, flag] : kFlagOf) {
+    if (std::find(given.begin(), given.end(), flag) == given.end()) continue;
+    if (mine.at(key) != out.at(key)) {
+      throw InvalidArgument(str_cat(flag, " ", mine.at(key).dump(), " contradicts the ", key, " ",
+                                    out.at(key).dump(), " that --model-dir ", model_dir,
+                                    " was trained with; resume without it, or use a new "
+                                    "--model-dir"));
+    }
+  }
+  return from_json(out);
+}
+
 void save_model_choice(const std::string& model_dir, const ModelChoice& choice) {
   std::filesystem::create_directories(model_dir);
-  // A JSON model is referred to by absolute path so evaluate works from another directory.
-  const std::string model =
-      is_preset(choice.model) ? choice.model : std::filesystem::absolute(choice.model).string();
-  const nlohmann::json j = {{"model", model},
-                            {"optimizer", choice.optimizer},
-                            {"learning_rate", choice.learning_rate},
-                            {"momentum", choice.momentum},
-                            {"seed", choice.seed},
-                            {"schedule", choice.schedule},
-                            {"decay_steps", choice.decay_steps},
-                            {"data", choice.data},
-                            {"batch", choice.batch}};
+  ModelChoice kept = choice;
+  kept.data = absolute_data(choice.data);
+  if (!is_preset(choice.model)) kept.model = absolute_data(choice.model);
   write_file_atomically((std::filesystem::path(model_dir) / kChoiceFile).string(),
-                        j.dump(2) + "\n");
+                        to_json(kept).dump(2) + "\n");
+}
+
+bool has_model_choice(const std::string& model_dir) {
+  std::error_code ec;
+  return !model_dir.empty() &&
+         std::filesystem::exists(std::filesystem::path(model_dir) / kChoiceFile, ec);
+}
+
+std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir) {
+  std::error_code ec;
+  if (model_dir.empty() || !std::filesystem::exists(model_dir, ec)) return std::nullopt;
+  const auto restored = CheckpointManager(model_dir, 0).restore_latest();
+  if (!restored) return std::nullopt;
+  return restored->tensors.at("global_step").item<int64_t>();
 }
 
 ModelChoice load_model_choice(const std::string& model_dir) {
@@ -111,18 +222,7 @@ ModelChoice load_model_choice(const std::string& model_dir) {
                    "`");
   }
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    ModelChoice c;
-    c.model = j.at("model").get<std::string>();
-    c.optimizer = j.at("optimizer").get<std::string>();
-    c.learning_rate = j.at("learning_rate").get<double>();
-    c.momentum = j.at("momentum").get<double>();
-    c.seed = j.at("seed").get<uint64_t>();
-    c.schedule = j.at("schedule").get<std::string>();
-    c.decay_steps = j.at("decay_steps").get<int64_t>();
-    c.data = j.at("data").get<std::string>();
-    c.batch = j.at("batch").get<int64_t>();
-    return c;
+    return from_json(nlohmann::json::parse(in));
   } catch (const nlohmann::json::exception& e) {
     throw DataLoss(path + " is not a valid model description: " + e.what());
   }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "estimator/estimator.h"
 
@@ -16,7 +18,7 @@ struct ModelChoice {
   // 0: the optimizer's default: adam 0.004 (measured best for 3 epochs of fashion-cnn with the
   // cosine schedule), sgd 0.01 (the tutorial's), rmsprop 0.001.
   double learning_rate = 0;
-  double momentum = 0.5;              // SGD only.
+  double momentum = 0.5;  // SGD only.
   // "constant", "cosine" (decay from the rate to 0 over decay_steps, the whole run, which reaches
   // a better optimum than a constant rate in the same few epochs), or "auto": cosine for adam,
   // constant otherwise, so `--optimizer sgd` alone is the tutorial's recipe.
@@ -25,7 +27,22 @@ struct ModelChoice {
   uint64_t seed = 0;
   std::string data = "fashion-mnist";
   int64_t batch = 128;
+  // How the data is read: held-out share, resize, channels, augmentation.
+  double validation_split = 0;
+  int64_t image_size = 0;
+  bool grayscale = false;
+  bool augment = false;
+  // What the model is built for, found from the data by train: [height, width, channels] and
+  // the class names by label (Keras' class_indices); evaluate and predict map data onto them.
+  std::vector<int64_t> image_shape;
+  std::vector<std::string> class_names;
 };
+
+// The --flags that set each ModelChoice field a run keeps in model_dir: a resumed run takes the
+// kept value where the flag is not given, and a given flag that differs is an error naming both.
+// `given` holds the flag names the user gave ("--batch", ...).
+ModelChoice resume_choice(const ModelChoice& kept, const ModelChoice& flags,
+                          const std::vector<std::string>& given, const std::string& model_dir);
 
 // The learning rate in force (the default of the optimizer when learning_rate is 0).
 double effective_learning_rate(const ModelChoice& choice);
@@ -36,9 +53,13 @@ double effective_learning_rate(const ModelChoice& choice);
 // Throws InvalidArgument for an unknown optimizer, the errors of make_preset / model_from_json.
 ModelSpec make_model_spec(const ModelChoice& choice);
 
-// model_dir/sluice_model.json; read back by load_model_choice (NotFound when missing, naming
-// the directory and saying to train first).
+// model_dir/sluice_model.json, written atomically; read back by load_model_choice (NotFound when
+// missing, naming the directory and saying to train first). has_model_choice: whether it exists.
 void save_model_choice(const std::string& model_dir, const ModelChoice& choice);
 ModelChoice load_model_choice(const std::string& model_dir);
+bool has_model_choice(const std::string& model_dir);
+
+// The global step of the newest readable checkpoint in model_dir, nullopt when it has none.
+std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir);
 
 }  // namespace sluice::app

@@ -1,5 +1,6 @@
 // `sluice train`: trains a model on a dataset with the Estimator, epoch by epoch with Keras-style
 // progress, then evaluates it on the test split.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "apps/train_data.h"
 #include "core/errors.h"
 #include "core/random.h"
+#include "core/strings.h"
 #include "estimator/basic_session_run_hooks.h"
 #include "estimator/checkpoint.h"
 #include "estimator/estimator.h"
@@ -42,11 +44,11 @@ struct TrainFlags {
   bool json = false;
   std::string export_path;
   std::string profile_dir;
-  bool augment = false;
   std::string strategy;         // "" (none), one, mirrored[:N], multiworker[:N].
   double worker_timeout = 300;  // multiworker: seconds a collective waits for the others.
   int64_t steps_per_execution = 1;
   std::string mixed_precision = "float32";  // The global policy of the model's layers.
+  int64_t seed = 0;                         // Checked, then ModelChoice::seed.
 };
 
 // --strategy: one | mirrored[:N] (N replicas, default 2), all on the --threads budget.
@@ -105,27 +107,66 @@ std::shared_ptr<Strategy> make_strategy(const std::string& spec, int threads,
                         ": expected one, mirrored[:N], tpu[:N] or multiworker[:N]");
 }
 
-// The global step of the newest readable checkpoint in `dir` (0 when there is none).
-int64_t restored_step(const std::string& dir) {
-  if (dir.empty() || !std::filesystem::exists(dir)) return 0;
-  const auto restored = CheckpointManager(dir, 0).restore_latest();
-  return restored ? restored->tensors.at("global_step").item<int64_t>() : 0;
-}
-
-void run_train(const TrainFlags& flags) {
-  using Clock = std::chrono::steady_clock;
-  const auto wall_start = Clock::now();
-  const auto limit = limit_threads(flags.threads);
+// Checks the numbers a user can get wrong before anything runs.
+void check_flags(const TrainFlags& flags, const std::vector<std::string>& given) {
+  auto was_given = [&](const char* flag) {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  };
   if (flags.epochs <= 0) throw InvalidArgument("--epochs must be > 0");
   if (flags.steps < 0) throw InvalidArgument("--steps must be > 0");
+  if (was_given("--lr") && !(flags.choice.learning_rate > 0)) {
+    throw InvalidArgument(str_cat("--lr must be > 0, got ", flags.choice.learning_rate));
+  }
+  if (flags.threads < 0)
+    throw InvalidArgument(str_cat("--threads must be >= 1, got ", flags.threads));
+  if (flags.seed < 0) throw InvalidArgument(str_cat("--seed must be >= 0, got ", flags.seed));
+  if (flags.choice.batch <= 0) throw InvalidArgument("--batch must be > 0");
+  if (was_given("--image-size") && flags.choice.image_size <= 0) {
+    throw InvalidArgument(str_cat("--image-size must be > 0, got ", flags.choice.image_size));
+  }
+}
+
+void run_train(TrainFlags flags, const std::vector<std::string>& given) {
+  using Clock = std::chrono::steady_clock;
+  const auto wall_start = Clock::now();
+  check_flags(flags, given);
+  flags.choice.seed = static_cast<uint64_t>(flags.seed);
+  const auto limit = limit_threads(flags.threads);
+
+  // A model_dir trained before keeps the run's choices: flags not given take them, and a flag
+  // that contradicts them is an error. Nothing is written there until the whole configuration
+  // (data, model, strategy) is known to be valid.
+  ModelChoice choice = flags.choice;
+  const bool resuming = has_model_choice(flags.model_dir);
+  if (resuming) {
+    choice =
+        resume_choice(load_model_choice(flags.model_dir), flags.choice, given, flags.model_dir);
+  }
 
   // A TPU takes only static shapes: every batch full, the partial last one dropped.
   const bool tpu = flags.strategy.rfind("tpu", 0) == 0;
   TrainData data =
-      open_train_data(flags.choice.data, flags.choice.batch, kAutotune, flags.augment, tpu);
-  const int64_t steps_per_epoch =
-      tpu ? data.train_examples / flags.choice.batch
-          : (data.train_examples + flags.choice.batch - 1) / flags.choice.batch;
+      open_train_data(choice.data, DataOptions{.batch = choice.batch,
+                                               .augment = choice.augment,
+                                               .drop_remainder = tpu,
+                                               .validation_split = choice.validation_split,
+                                               .seed = choice.seed,
+                                               .image_size = choice.image_size,
+                                               .grayscale = choice.grayscale,
+                                               .classes = choice.class_names,
+                                               .verbose = true});
+  const std::vector<int64_t> image_shape = {data.image_shape.dim(0), data.image_shape.dim(1),
+                                            data.image_shape.dim(2)};
+  if (resuming && !choice.image_shape.empty() && choice.image_shape != image_shape) {
+    throw InvalidArgument(str_cat("--data ", choice.data, " now gives images of shape [",
+                                  str_join(image_shape, ", "), "], but the model in ",
+                                  flags.model_dir, " was built for [",
+                                  str_join(choice.image_shape, ", "), "]"));
+  }
+  choice.image_shape = image_shape;
+  choice.class_names = data.class_names;
+  const int64_t steps_per_epoch = tpu ? data.train_examples / choice.batch
+                                      : (data.train_examples + choice.batch - 1) / choice.batch;
   if (steps_per_epoch <= 0) {
     throw InvalidArgument(
         "--data " + data.name +
@@ -133,10 +174,12 @@ void run_train(const TrainFlags& flags) {
   }
   const int64_t total_steps = flags.steps > 0 ? flags.steps : flags.epochs * steps_per_epoch;
   const int64_t epochs = (total_steps + steps_per_epoch - 1) / steps_per_epoch;
+  // The schedule is fixed by the first run, so a resumed one continues the same curve.
+  if (!resuming || choice.decay_steps == 0) choice.decay_steps = total_steps;
 
   RunConfig config;
   config.model_dir = flags.model_dir;
-  config.tf_random_seed = flags.choice.seed;
+  config.tf_random_seed = choice.seed;
   config.save_checkpoints_secs = 600;
   config.keep_checkpoint_max = 5;
   config.steps_per_execution = flags.steps_per_execution;
@@ -157,11 +200,10 @@ void run_train(const TrainFlags& flags) {
     }
   }
   config.eval_distribute = config.train_distribute;
-  ModelChoice choice = flags.choice;
-  choice.decay_steps = total_steps;
   // Layers take the policy when they are made: the Estimator's model and every replica's.
   set_global_policy(Policy(flags.mixed_precision));
-  Estimator estimator(make_model_spec(choice), config);
+  ModelSpec spec = make_model_spec(choice);
+  Estimator estimator(std::move(spec), config);
   if (!config.train_distribute || config.train_distribute->is_chief()) {
     save_model_choice(estimator.model_dir(), choice);
   }
@@ -169,9 +211,9 @@ void run_train(const TrainFlags& flags) {
   std::printf(
       "Training %s on %s: %lld examples, batch %lld, %lld steps/epoch, %s lr %g (%s), "
       "model_dir %s\n",
-      flags.choice.model.c_str(), data.name.c_str(), static_cast<long long>(data.train_examples),
-      static_cast<long long>(flags.choice.batch), static_cast<long long>(steps_per_epoch),
-      flags.choice.optimizer.c_str(), effective_learning_rate(flags.choice),
+      choice.model.c_str(), data.name.c_str(), static_cast<long long>(data.train_examples),
+      static_cast<long long>(choice.batch), static_cast<long long>(steps_per_epoch),
+      choice.optimizer.c_str(), effective_learning_rate(choice),
       choice.schedule == "cosine" || (choice.schedule == "auto" && choice.optimizer == "adam")
           ? "cosine decay"
           : "constant",
@@ -182,10 +224,16 @@ void run_train(const TrainFlags& flags) {
                 config.train_distribute->num_replicas_in_sync(),
                 config.train_distribute->num_threads());
   }
+  if (!data.test) {
+    std::printf(
+        "No held-out split in %s: training only, no evaluation will be done (add a "
+        "test/ folder beside train/, or give --validation-split F)\n",
+        data.name.c_str());
+  }
   std::fflush(stdout);
 
   const bool interactive = progress_output_is_interactive(stdout);
-  const int64_t start_step = restored_step(estimator.model_dir());
+  const int64_t start_step = latest_checkpoint_step(estimator.model_dir()).value_or(0);
   double train_seconds = 0, step_seconds = 0, input_wait_seconds = 0;
   int64_t examples = 0;
   std::unique_ptr<ProfilerHook> profiler;
@@ -204,7 +252,7 @@ void run_train(const TrainFlags& flags) {
     if (profiler) hooks.push_back(profiler.get());
     // Each epoch reshuffles with its own seed, so a resumed run sees the order a straight one
     // would.
-    estimator.train(data.train(mix_seed(flags.choice.seed, static_cast<uint64_t>(epoch))), hooks,
+    estimator.train(data.train(mix_seed(choice.seed, static_cast<uint64_t>(epoch))), hooks,
                     std::nullopt, last_step);
     train_seconds += history.total_seconds();
     examples += history.examples();
@@ -219,9 +267,13 @@ void run_train(const TrainFlags& flags) {
     std::printf("profile: %zu Chrome trace file(s) in %s (open in Perfetto or chrome://tracing)\n",
                 profiler->written().size(), flags.profile_dir.c_str());
   }
-  const EvalResult test = estimator.evaluate(data.test);
-  std::printf("test: loss %.4f - accuracy %.4f (global step %lld)\n", test.at("loss"),
-              test.at("accuracy"), static_cast<long long>(test.at("global_step")));
+  std::optional<EvalResult> test;
+  if (data.test) {
+    test = estimator.evaluate(data.test);
+    std::printf("test (%s): loss %.4f - accuracy %.4f (global step %lld)\n",
+                data.test_split.c_str(), test->at("loss"), test->at("accuracy"),
+                static_cast<long long>(test->at("global_step")));
+  }
   if (!flags.export_path.empty()) {
     save_weights(estimator.model(), flags.export_path);
     std::printf("weights exported to %s\n", flags.export_path.c_str());
@@ -234,9 +286,25 @@ void run_train(const TrainFlags& flags) {
   report.add("steps", static_cast<long long>(estimator.global_step()));
   report.add("train_seconds", train_seconds, 2);
   report.add("examples_per_sec", train_seconds > 0 ? double(examples) / train_seconds : 0.0, 0);
-  report.add("test_accuracy", test.at("accuracy"), 4);
-  report.add("test_loss", test.at("loss"), 4);
+  if (test) {
+    report.add("test_accuracy", test->at("accuracy"), 4);
+    report.add("test_loss", test->at("loss"), 4);
+  } else {
+    report.add("test_accuracy", std::string("none"));
+    report.add("test_loss", std::string("none"));
+  }
   report.print(flags.json);
+}
+
+// The long names of the options the user gave on the command line.
+std::vector<std::string> given_options(const CLI::App& cmd) {
+  std::vector<std::string> given;
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->count() > 0 && !option->get_lnames().empty()) {
+      given.push_back("--" + option->get_lnames().front());
+    }
+  }
+  return given;
 }
 
 }  // namespace
@@ -249,10 +317,25 @@ void add_train_command(CLI::App& app) {
       "(default: fashion-cnn on Fashion-MNIST, Adam lr 0.004 with cosine decay, 3 epochs; "
       "the tutorial's recipe, SGD lr 0.01 momentum 0.5, is --optimizer sgd)");
   cmd->add_option("--data", flags->choice.data,
-                  "fashion-mnist, or an image folder (class sub-folders; train/ and test/ "
-                  "sub-folders as splits) or a zip/tar of one")
+                  "fashion-mnist; an image folder with one sub-folder per class, or with split "
+                  "folders train/ and test/ (or val/, validation/) holding those; a zip or tar of "
+                  "such a folder, read as the folder; or TFRecords of tf.train.Examples "
+                  "(image/encoded, image/class/label) as `sluice records convert` writes them: a "
+                  "file, a quoted glob such as 'data/train-*', or TRAIN_GLOB,TEST_GLOB (without "
+                  "a test glob, the train glob with 'train' replaced by 'test')")
       ->capture_default_str();
-  cmd->add_option("--model", flags->choice.model, "preset name or Keras JSON file")
+  cmd->add_option("--validation-split", flags->choice.validation_split,
+                  "for data without a held-out split: hold out this share of the training files "
+                  "(chosen by a seeded hash of their names) and evaluate on it; without it such "
+                  "data is trained on and not evaluated");
+  cmd->add_option("--image-size", flags->choice.image_size,
+                  "resize every image to NxN (default: the images' own size, which must be the "
+                  "same for all)");
+  cmd->add_flag("--grayscale", flags->choice.grayscale,
+                "read images with 1 channel (default: 1 when the first image is grey, else 3)");
+  cmd->add_option("--model", flags->choice.model,
+                  "a preset (cats-dogs-cnn, estimator-convnet, fashion-cnn, tpu-guide-cnn; built "
+                  "for the data's image size and classes) or a Keras JSON file")
       ->capture_default_str();
   cmd->add_option("--epochs", flags->epochs, "passes over the training data")
       ->capture_default_str();
@@ -270,7 +353,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--model-dir", flags->model_dir,
                   "checkpoints and TensorBoard events; training resumes from its latest "
                   "checkpoint (default: a new temporary directory)");
-  cmd->add_option("--seed", flags->choice.seed, "seed of initialisation and shuffling")
+  cmd->add_option("--seed", flags->seed, "seed of initialisation and shuffling")
       ->capture_default_str();
   cmd->add_option("--threads", flags->threads,
                   "the whole process's thread budget: input pipeline, model and replicas "
@@ -299,11 +382,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--profile", flags->profile_dir,
                   "write Chrome traces of the train steps and input pipeline stages here "
                   "(timeline-<step>.json, one per epoch)");
-  cmd->add_flag("--augment", flags->augment,
+  cmd->add_flag("--augment", flags->choice.augment,
                 "augment training images as Keras' ImageDataGenerator(shear_range=0.2, "
                 "zoom_range=0.2, horizontal_flip=True)");
   cmd->add_flag("--json", flags->json, "print the last line as one JSON object");
-  cmd->callback([flags] { run_train(*flags); });
+  cmd->callback([flags, cmd] { run_train(*flags, given_options(*cmd)); });
 }
 
 }  // namespace sluice::app

@@ -1,92 +1,378 @@
 #include "apps/train_data.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <numeric>
+#include <set>
 
 #include "core/errors.h"
+#include "core/random.h"
+#include "core/strings.h"
 #include "dataset/dataset.h"
 #include "dataset/idx_dataset.h"
 #include "dataset/image_folder.h"
 #include "dataset/list_files.h"
 #include "dataset/tfrecord_dataset.h"
 #include "formats/example.h"
+#include "formats/file_bytes.h"
 #include "formats/image.h"
 #include "formats/tfrecord_reader.h"
 #include "ops/affine_transform.h"
+#include "ops/resize.h"
 
 namespace sluice::app {
 namespace {
 
-// uint8 pixels → float32 in [0, 1], as the tutorials' ToTensor / rescale=1/255.
-Element to_float(Element e) {
-  const Tensor& pixels = e["image"];
-  Tensor image(DType::kFloat32, pixels.shape());
-  const auto in = pixels.values<uint8_t>();
-  auto out = image.values<float>();
-  for (size_t i = 0; i < in.size(); ++i) out[i] = static_cast<float>(in[i]) * (1.0f / 255.0f);
-  return Element{{"image", std::move(image)}, {"label", e["label"]}};
+namespace fs = std::filesystem;
+
+// Encoded examples a training shuffle buffer may hold: records are shuffled within this many
+// bytes (tf.data's advice: a buffer as large as memory allows), file order every epoch.
+constexpr int64_t kShuffleBufferBytes = int64_t{256} << 20;
+
+// What every example becomes: [height, width, channels] float32, with a label below `classes`.
+struct Geometry {
+  int64_t height = 0;
+  int64_t width = 0;
+  int64_t channels = 0;
+  int64_t classes = 0;
+  bool resize = false;  // Images of another size are resized, not refused.
+};
+
+Tensor decode_checked(std::string_view bytes, const Geometry& g, std::string_view source) {
+  Tensor image = decode_image(bytes, static_cast<int>(g.channels), source);
+  if (!g.resize && (image.dim(0) != g.height || image.dim(1) != g.width)) {
+    throw InvalidArgument(str_cat("image ", source, " is ", image.dim(0), "x", image.dim(1),
+                                  " but the data's images are ", g.height, "x", g.width,
+                                  " (the first one's size); give --image-size N to resize all"));
+  }
+  return image;
+}
+
+Tensor checked_label(int64_t label, const Geometry& g) {
+  if (label < 0 || label >= g.classes) {
+    throw InvalidArgument(str_cat("label ", label, " is not a class id in [0, ", g.classes, ")"));
+  }
+  return Tensor::scalar<int64_t>(label);
+}
+
+// uint8 pixels → float32 in [0, 1] at the geometry's size, as the tutorials' ToTensor /
+// rescale=1/255 (resized in the same pass when the size differs).
+Tensor to_float(const Tensor& pixels, const Geometry& g) {
+  Tensor image = Tensor::uninitialized(DType::kFloat32, Shape{g.height, g.width, g.channels});
+  resize_into(pixels, ImageSize{g.height, g.width}, image.data<float>(), 1.0f / 255.0f);
+  return image;
 }
 
 // The tutorials' ImageDataGenerator augmentation (shear 0.2 degrees, zoom 0.2, horizontal
 // flip), drawn per example from the map's seeded per-element generator and fused with the
 // conversion to float in [0, 1].
-Element augment_to_float(Element e, const ElementContext& context) {
+Tensor augment_to_float(Tensor pixels, const Geometry& g, const ElementContext& context) {
   static const RandomTransformOptions kAugmentation{
       .shear_range = 0.2, .zoom_range = 0.2, .horizontal_flip = true};
-  const Tensor& pixels = e["image"];
+  if (pixels.dim(0) != g.height || pixels.dim(1) != g.width) {
+    pixels = resize(pixels, ImageSize{g.height, g.width});
+  }
   Random random = context.random();
   const AffineTransformParams params =
-      random_transform_params(kAugmentation, pixels.dim(0), pixels.dim(1), random);
-  Tensor image(DType::kFloat32, pixels.shape());
+      random_transform_params(kAugmentation, g.height, g.width, random);
+  Tensor image = Tensor::uninitialized(DType::kFloat32, Shape{g.height, g.width, g.channels});
   apply_affine_transform_to_float(pixels, params, FillMode::kNearest, 0.0f, 1.0f / 255.0f,
                                   image.data<float>());
-  return Element{{"image", std::move(image)}, {"label", e["label"]}};
+  return image;
 }
 
-TrainData make(std::string name, Dataset train, Dataset test, int64_t batch, int64_t parallelism,
-               std::vector<std::string> classes, bool augment, bool drop_remainder) {
+Element example(Tensor pixels, Tensor label, const Geometry& g, const ElementContext* augment) {
+  Tensor image = augment ? augment_to_float(std::move(pixels), g, *augment) : to_float(pixels, g);
+  return Element{{"image", std::move(image)}, {"label", std::move(label)}};
+}
+
+// How each split's decoded examples become batches.
+Dataset batches(const Dataset& examples, const DataOptions& options) {
+  return examples.batch(options.batch, options.drop_remainder).prefetch(kAutotune);
+}
+
+// A stable hash of a name under a seed: the held-out share is the names whose hash falls
+// below validation_split, the same on every run.
+bool held_out(std::string_view name, const DataOptions& options) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, then mixed with the seed.
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  const uint64_t mixed = mix_seed(h, options.seed);
+  return static_cast<double>(mixed >> 11) * 0x1.0p-53 < options.validation_split;
+}
+
+std::string class_list(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 20;
+  std::vector<std::string> shown(names.begin(), names.begin() + std::min(names.size(), kShown));
+  std::string list = str_join(shown, ", ");
+  if (names.size() > kShown) list += str_cat(", ... (", names.size() - kShown, " more)");
+  return list;
+}
+
+void announce(const DataOptions& options, int64_t examples, const std::vector<std::string>& classes,
+              std::string_view what) {
+  if (!options.verbose) return;
+  std::printf("Found %lld images belonging to %zu classes in %s: %s\n",
+              static_cast<long long>(examples), classes.size(), std::string(what).c_str(),
+              class_list(classes).c_str());
+}
+
+// --- Fashion-MNIST ----------------------------------------------------------------------------
+
+TrainData open_fashion_mnist(const DataOptions& options) {
+  static const std::vector<std::string> kClasses = {
+      "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  if (!options.classes.empty() && options.classes != kClasses) {
+    throw InvalidArgument("--data fashion-mnist has the classes " + class_list(kClasses) +
+                          ", not the model's " + class_list(options.classes));
+  }
+  const Geometry g{.height = options.image_size > 0 ? options.image_size : 28,
+                   .width = options.image_size > 0 ? options.image_size : 28,
+                   .channels = 1,
+                   .classes = 10,
+                   .resize = true};
+  const Dataset train = fashion_mnist("train");
+  const Dataset test = fashion_mnist("test");
   TrainData data;
-  data.name = std::move(name);
+  data.name = "fashion-mnist";
+  data.class_names = kClasses;
+  data.image_shape = Shape{g.height, g.width, g.channels};
   data.train_examples = train.cardinality();
   data.test_examples = test.cardinality();
-  data.class_names = std::move(classes);
-  const int64_t buffer = std::max<int64_t>(data.train_examples, 1);
+  data.test_split = "the test files";
+  announce(options, data.train_examples, kClasses, "the training files");
+  // The images are in memory already (IDX), so the whole split fits one shuffle buffer.
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
-      const Dataset shuffled = train.shuffle(buffer, seed);
-      return (augment ? shuffled.map(augment_to_float,
-                                     {.num_parallel_calls = parallelism, .seed = seed})
-                      : shuffled.map(to_float, {.num_parallel_calls = parallelism}))
-          .batch(batch, drop_remainder)
-          .prefetch(kAutotune);
+      const Dataset shuffled = train.shuffle(data.train_examples, seed);
+      if (options.augment) {
+        return batches(shuffled.map(
+                           [g](Element e, const ElementContext& context) {
+                             return example(e["image"], e["label"], g, &context);
+                           },
+                           {.num_parallel_calls = options.map_parallelism, .seed = seed}),
+                       options);
+      }
+      return batches(
+          shuffled.map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
+                       {.num_parallel_calls = options.map_parallelism}),
+          options);
     };
   };
   data.test = [=] {
-    return test.map(to_float, {.num_parallel_calls = parallelism})
-        .batch(batch, drop_remainder)
-        .prefetch(kAutotune);
+    return batches(test.map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
+                            {.num_parallel_calls = options.map_parallelism}),
+                   options);
   };
   return data;
 }
 
-Dataset folder_dataset(const std::string& dir, std::vector<std::string>* classes) {
-  ImageFolderOptions options;
-  options.class_mode = ClassMode::kSparse;
-  options.verbose = false;
-  const ImageFolder folder = image_folder(dir, options);
-  if (classes) *classes = folder.class_names;
-  return decode_image_folder(folder, 0, kAutotune);
+// --- Image folders and archives of them --------------------------------------------------------
+
+constexpr std::array<std::string_view, 4> kSplitNames = {"train", "test", "validation", "val"};
+
+bool is_split_name(std::string_view name) {
+  return std::find(kSplitNames.begin(), kSplitNames.end(), name) != kSplitNames.end();
 }
 
-// What a TFRecord split written by `sluice records convert` holds, read once up front: the
-// record count (the Estimator's epochs need it) and the class names by label.
-struct RecordsSummary {
-  int64_t records = 0;
-  int64_t max_label = -1;
-  std::map<int64_t, std::string> class_text;
-};
+// The folders directly inside `spec`: a directory, or a zip/tar (or a folder inside one).
+std::vector<std::string> top_folders(const std::string& spec) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (fs::is_directory(spec, ec)) {
+    for (const auto& entry : fs::directory_iterator(spec)) {
+      if (entry.is_directory(ec)) names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  // An archive's top-level folders are what image_folder takes as its classes.
+  return image_folder(spec, {.class_mode = ClassMode::kSparse, .verbose = false}).class_names;
+}
+
+std::string join(const std::string& spec, std::string_view name) {
+  std::error_code ec;
+  if (fs::is_directory(spec, ec)) return (fs::path(spec) / name).string();
+  return str_cat(spec, "/", name);  // Inside an archive (image_folder's "<archive>/<sub-path>").
+}
+
+// The listing of one split, its classes mapped onto `classes` by name (when given).
+ImageFolder list_split(const std::string& dir, const std::vector<std::string>& classes) {
+  ImageFolder folder = image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
+  if (classes.empty() || folder.class_names == classes) return folder;
+  std::vector<int64_t> index_of(folder.class_names.size());
+  for (size_t c = 0; c < folder.class_names.size(); ++c) {
+    const auto it = std::find(classes.begin(), classes.end(), folder.class_names[c]);
+    if (it == classes.end()) {
+      throw InvalidArgument(str_cat("class folder ", dir, "/", folder.class_names[c],
+                                    " is not one of the model's ", classes.size(),
+                                    " classes: ", class_list(classes)));
+    }
+    index_of[c] = it - classes.begin();
+  }
+  for (int64_t& label : folder.labels) label = index_of[static_cast<size_t>(label)];
+  folder.class_names = classes;
+  rebuild_dataset(folder);
+  return folder;
+}
+
+// The held-out elements of `folder` (or the others), chosen by their path inside it, in order.
+ImageFolder filtered(const ImageFolder& folder, bool want_held_out, const DataOptions& options) {
+  ImageFolder out = folder;
+  out.filenames.clear();
+  out.labels.clear();
+  out.members.clear();
+  for (size_t i = 0; i < folder.filenames.size(); ++i) {
+    const std::string_view relative =
+        std::string_view(folder.filenames[i])
+            .substr(std::min(folder.filenames[i].size(), folder.root.size() + 1));
+    if (held_out(relative, options) != want_held_out) continue;
+    out.filenames.push_back(folder.filenames[i]);
+    out.labels.push_back(folder.labels[i]);
+    if (!folder.members.empty()) out.members.push_back(folder.members[i]);
+  }
+  rebuild_dataset(out);
+  return out;
+}
+
+// The folder in an order drawn from `seed`: a shuffled epoch that holds names, not images.
+ImageFolder shuffled(const ImageFolder& folder, uint64_t seed) {
+  std::vector<size_t> order(folder.filenames.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  Random random(seed);
+  for (size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[static_cast<size_t>(random.next_u64() % i)]);
+  }
+  ImageFolder out = folder;
+  for (size_t i = 0; i < order.size(); ++i) {
+    out.filenames[i] = folder.filenames[order[i]];
+    out.labels[i] = folder.labels[order[i]];
+    if (!folder.members.empty()) out.members[i] = folder.members[order[i]];
+  }
+  rebuild_dataset(out);
+  return out;
+}
+
+std::string first_image_bytes(const ImageFolder& folder) {
+  if (folder.archive.empty()) return read_file_bytes(folder.filenames.front());
+  OrderedMemberReader reader(folder.archive, {folder.members.front()}, folder.archive_read);
+  std::string bytes;
+  reader.next(bytes);
+  return bytes;
+}
+
+Geometry geometry_of(const Tensor& first, int64_t classes, const DataOptions& options) {
+  Geometry g;
+  g.resize = options.image_size > 0;
+  g.height = g.resize ? options.image_size : first.dim(0);
+  g.width = g.resize ? options.image_size : first.dim(1);
+  g.channels = options.grayscale || first.dim(2) == 1 ? 1 : 3;
+  g.classes = classes;
+  return g;
+}
+
+Dataset folder_examples(const ImageFolder& folder, const Geometry& g, const DataOptions& options,
+                        std::optional<uint64_t> augment_seed) {
+  const Dataset files = image_folder_files(folder, options.map_parallelism);
+  if (augment_seed) {
+    return files.map(
+        [g](Element e, const ElementContext& context) {
+          const std::string& path = e["path"].item<std::string>();
+          return example(decode_checked(e["bytes"].item<std::string>(), g, path), e["label"], g,
+                         &context);
+        },
+        {.num_parallel_calls = options.map_parallelism, .seed = *augment_seed});
+  }
+  return files.map(
+      [g](Element e) {
+        const std::string& path = e["path"].item<std::string>();
+        return example(decode_checked(e["bytes"].item<std::string>(), g, path), e["label"], g,
+                       nullptr);
+      },
+      {.num_parallel_calls = options.map_parallelism});
+}
+
+TrainData open_folder(const std::string& spec, const DataOptions& options) {
+  const std::vector<std::string> top = top_folders(spec);
+  std::vector<std::string> splits, others;
+  for (const std::string& name : top) (is_split_name(name) ? splits : others).push_back(name);
+  std::string train_dir = spec, test_dir, test_name;
+  if (!splits.empty()) {
+    if (!others.empty()) {
+      throw InvalidArgument(str_cat("--data ", spec, " holds the split folders ",
+                                    str_join(splits, ", "), " beside other folders (",
+                                    str_join(others, ", "),
+                                    "); put every class folder inside the splits"));
+    }
+    if (std::find(splits.begin(), splits.end(), "train") == splits.end()) {
+      throw InvalidArgument(str_cat("--data ", spec, " has the split folder(s) ",
+                                    str_join(splits, ", "), " but no train/"));
+    }
+    train_dir = join(spec, "train");
+    for (std::string_view name : {"test", "validation", "val"}) {
+      if (std::find(splits.begin(), splits.end(), name) != splits.end()) {
+        test_name = str_cat(name, "/");
+        test_dir = join(spec, name);
+        break;
+      }
+    }
+    if (!test_dir.empty() && options.validation_split > 0) {
+      throw InvalidArgument(str_cat("--validation-split is for data without a held-out split; ",
+                                    spec, " has ", test_name));
+    }
+  }
+  ImageFolder train = list_split(train_dir, options.classes);
+  if (train.filenames.empty()) {
+    throw InvalidArgument(str_cat("--data ", spec, ": no images in ", train_dir));
+  }
+  std::optional<ImageFolder> test;
+  if (!test_dir.empty()) {
+    test = list_split(test_dir, train.class_names);
+  } else if (options.all_held_out) {
+    test = train;
+    test_name = splits.empty() ? "the whole folder" : "train/";
+  } else if (options.validation_split > 0) {
+    test = filtered(train, true, options);
+    train = filtered(train, false, options);
+    test_name = str_cat("a validation split of ", options.validation_split, " of ",
+                        splits.empty() ? "the folder" : "train/");
+    if (train.filenames.empty() || test->filenames.empty()) {
+      throw InvalidArgument(str_cat("--validation-split ", options.validation_split, " leaves ",
+                                    train.filenames.size(), " training and ",
+                                    test->filenames.size(), " held-out images of ", spec));
+    }
+  }
+  const Tensor first =
+      decode_image(first_image_bytes(train), options.grayscale ? 1 : 0, train.filenames.front());
+  const Geometry g = geometry_of(first, static_cast<int64_t>(train.class_names.size()), options);
+
+  TrainData data;
+  data.name = spec;
+  data.class_names = train.class_names;
+  data.image_shape = Shape{g.height, g.width, g.channels};
+  data.train_examples = static_cast<int64_t>(train.filenames.size());
+  announce(options, data.train_examples, data.class_names,
+           splits.empty() ? std::string("the folder") : "train/");
+  data.train = [=](uint64_t seed) -> InputFn {
+    return [=] {
+      const std::optional<uint64_t> augment = options.augment ? std::optional(seed) : std::nullopt;
+      return batches(folder_examples(shuffled(train, seed), g, options, augment), options);
+    };
+  };
+  if (test) {
+    data.test_examples = static_cast<int64_t>(test->filenames.size());
+    data.test_split = test_name;
+    announce(options, data.test_examples, data.class_names, test_name);
+    data.test = [=] { return batches(folder_examples(*test, g, options, std::nullopt), options); };
+  }
+  return data;
+}
+
+// --- TFRecords ---------------------------------------------------------------------------------
 
 const FeatureSpec& label_spec() {
   static const FeatureSpec spec{
@@ -95,108 +381,256 @@ const FeatureSpec& label_spec() {
   return spec;
 }
 
-RecordsSummary summarize_records(const std::vector<std::string>& files) {
-  RecordsSummary summary;
-  std::string_view record;
-  for (const std::string& file : files) {
-    TFRecordReader reader(file, Compression::kAuto);
-    while (reader.read_view(record)) {
-      const Element e = parse_single_example(record, label_spec(), reader.record_index() - 1);
-      const int64_t label = e["image/class/label"].item<int64_t>();
-      const std::string text = e["image/class/text"].item<std::string>();
-      if (label < 0) {
-        throw InvalidArgument("negative image/class/label " + std::to_string(label) +
-                              " in record " + std::to_string(reader.record_index() - 1) + " of " +
-                              file);
-      }
-      if (!text.empty()) summary.class_text.emplace(label, text);
-      summary.max_label = std::max(summary.max_label, label);
-      ++summary.records;
+const FeatureSpec& example_spec() {
+  static const FeatureSpec spec{{"image/encoded", FixedLenFeature{{}, DType::kString}},
+                                {"image/class/label", FixedLenFeature{{}, DType::kInt64}}};
+  return spec;
+}
+
+// What a split of records holds, read once up front: the records of each file, their bytes, and
+// the class names by label. Labels must be the class ids 0..K-1; only the distinct labels are
+// kept, so no label value drives an allocation.
+struct RecordFiles {
+  std::vector<std::string> files;
+  std::vector<int64_t> records;  // Per file.
+  int64_t total = 0;
+  int64_t bytes = 0;
+  std::map<int64_t, std::string> classes;  // Label → image/class/text ("" when absent).
+  std::string first_encoded;               // The first record's image.
+
+  // "FILE record R" for the element at `index` of the files read in `order`.
+  std::string where(const std::vector<size_t>& order, int64_t index) const {
+    for (size_t f : order) {
+      if (index < records[f]) return str_cat(files[f], " record ", index);
+      index -= records[f];
     }
+    return str_cat("record ", index);
+  }
+};
+
+RecordFiles summarize_records(std::vector<std::string> files,
+                              const std::vector<std::string>& model_classes) {
+  RecordFiles summary;
+  summary.files = std::move(files);
+  std::string_view record;
+  for (const std::string& file : summary.files) {
+    TFRecordReader reader(file, Compression::kAuto);
+    int64_t count = 0;
+    while (reader.read_view(record)) {
+      const std::string where = str_cat(file, " record ", count);
+      const Element e = parse_single_example(record, label_spec(), count);
+      const int64_t label = e["image/class/label"].item<int64_t>();
+      const int64_t bound = model_classes.empty() ? std::numeric_limits<int64_t>::max()
+                                                  : static_cast<int64_t>(model_classes.size());
+      if (label < 0 || label >= bound) {
+        throw InvalidArgument(
+            str_cat("image/class/label ", label, " of ", where, " is not a class id in [0, ",
+                    model_classes.empty() ? std::string("...") : std::to_string(bound), ")"));
+      }
+      const std::string text = e["image/class/text"].item<std::string>();
+      auto [it, added] = summary.classes.emplace(label, text);
+      if (!added && it->second.empty()) it->second = text;
+      if (summary.total == 0 && count == 0) {
+        summary.first_encoded = parse_single_example(record, example_spec(), count)["image/encoded"]
+                                    .item<std::string>();
+      }
+      summary.bytes += static_cast<int64_t>(record.size());
+      ++count;
+    }
+    summary.records.push_back(count);
+    summary.total += count;
+  }
+  if (!summary.classes.empty() &&
+      summary.classes.rbegin()->first + 1 != static_cast<int64_t>(summary.classes.size()) &&
+      model_classes.empty()) {
+    std::vector<std::string> labels;
+    for (const auto& [label, text] : summary.classes) labels.push_back(std::to_string(label));
+    throw InvalidArgument(
+        str_cat("image/class/label values must be the class ids 0..K-1; the "
+                "records hold ",
+                summary.classes.size(), " labels: ", class_list(labels)));
   }
   return summary;
 }
 
-// tf.train.Examples with image/encoded (JPEG or PNG) and image/class/label as
-// {"image": uint8 [h, w, c], "label": int64}.
-Dataset records_dataset(const std::vector<std::string>& files, int64_t parallelism) {
-  static const FeatureSpec spec{{"image/encoded", FixedLenFeature{{}, DType::kString}},
-                                {"image/class/label", FixedLenFeature{{}, DType::kInt64}}};
-  return TFRecordDataset(files, "AUTO")
-      .map(
-          [](const Tensor& record) {
-            const Element e = parse_single_example(record.item<std::string>(), spec);
-            return Element{{"image", decode_image(e["image/encoded"].item<std::string>())},
-                           {"label", e["image/class/label"]}};
-          },
-          {.num_parallel_calls = parallelism});
+// The records of `files` read in `order`, each with its index in that order; held-out records
+// (by file name and record number) kept or dropped.
+Dataset record_examples(std::shared_ptr<const RecordFiles> summary, std::vector<size_t> order,
+                        const DataOptions& options, int keep /* -1 all, 0 training, 1 held-out */) {
+  std::vector<std::string> files;
+  for (size_t f : order) files.push_back(summary->files[f]);
+  Dataset records = TFRecordDataset(files, "AUTO").enumerate();
+  if (keep >= 0) {
+    records = records.filter([summary, order, options, keep](const Element& e) {
+      return held_out(summary->where(order, e[0].item<int64_t>()), options) == (keep == 1);
+    });
+  }
+  return records;
 }
 
-// `spec` is "TRAIN_GLOB" or "TRAIN_GLOB,TEST_GLOB". Without a test glob, the train glob with its
-// last "train" replaced by "test" when that matches files, else the training files themselves.
-TrainData open_records(const std::string& spec, int64_t batch, int64_t parallelism, bool augment,
-                       bool drop_remainder) {
+TrainData open_records(const std::string& spec, const DataOptions& options) {
   const size_t comma = spec.find(',');
   const std::string train_glob = spec.substr(0, comma);
   std::vector<std::string> test_files;
+  std::string test_name;
   if (comma != std::string::npos) {
-    test_files = matching_files({spec.substr(comma + 1)});
-    if (test_files.empty())
-      throw InvalidArgument("No files matched pattern: " + spec.substr(comma + 1));
+    test_name = spec.substr(comma + 1);
+    test_files = matching_files({test_name});
+    if (test_files.empty()) throw InvalidArgument("No files matched pattern: " + test_name);
   } else if (const size_t at = train_glob.rfind("train"); at != std::string::npos) {
     std::string test_glob = train_glob;
     test_glob.replace(at, 5, "test");
     test_files = matching_files({test_glob});
+    test_name = test_glob;
   }
   const std::vector<std::string> train_files = matching_files({train_glob});
   if (train_files.empty()) throw InvalidArgument("No files matched pattern: " + train_glob);
-  if (test_files.empty()) test_files = train_files;
-  const RecordsSummary train = summarize_records(train_files);
-  const int64_t test_records =
-      test_files == train_files ? train.records : summarize_records(test_files).records;
-  // Named by image/class/text where the records have it, else by number.
-  std::vector<std::string> classes;
-  for (int64_t label = 0; label <= train.max_label; ++label) {
-    auto it = train.class_text.find(label);
-    classes.push_back(it != train.class_text.end() ? it->second : std::to_string(label));
+  for (const std::string& f : test_files) {
+    if (std::find(train_files.begin(), train_files.end(), f) != train_files.end()) {
+      throw InvalidArgument(str_cat("the test files ", test_name, " include the training file ", f,
+                                    "; a run never evaluates on what it trained on"));
+    }
   }
-  TrainData data = make(spec, records_dataset(train_files, parallelism),
-                        records_dataset(test_files, parallelism), batch, parallelism, classes,
-                        augment, drop_remainder);
-  data.train_examples = train.records;
-  data.test_examples = test_records;
+  if (!test_files.empty() && options.validation_split > 0) {
+    throw InvalidArgument(str_cat("--validation-split is for data without a held-out split; ", spec,
+                                  " has the test files ", test_name));
+  }
+  const auto train =
+      std::make_shared<const RecordFiles>(summarize_records(train_files, options.classes));
+  if (train->total == 0) throw InvalidArgument(str_cat("--data ", spec, " holds no records"));
+  std::vector<std::string> classes = options.classes;
+  if (classes.empty()) {
+    for (const auto& [label, text] : train->classes) {
+      classes.push_back(text.empty() ? std::to_string(label) : text);
+    }
+  } else {
+    for (const auto& [label, text] : train->classes) {
+      if (!text.empty() && text != classes[static_cast<size_t>(label)]) {
+        throw InvalidArgument(str_cat("label ", label, " of ", spec, " is the class '", text,
+                                      "', but the model's class ", label, " is '",
+                                      classes[static_cast<size_t>(label)], "'"));
+      }
+    }
+  }
+  const Tensor first = decode_image(train->first_encoded, options.grayscale ? 1 : 0,
+                                    train->files.front() + " record 0");
+  const Geometry g = geometry_of(first, static_cast<int64_t>(classes.size()), options);
+  std::shared_ptr<const RecordFiles> test;
+  if (!test_files.empty()) {
+    test = std::make_shared<const RecordFiles>(summarize_records(test_files, classes));
+  }
+
+  TrainData data;
+  data.name = spec;
+  data.class_names = classes;
+  data.image_shape = Shape{g.height, g.width, g.channels};
+  const bool split = options.validation_split > 0;
+  // Each record's decode names where it came from: its file and record number.
+  auto decode_map = [g](std::shared_ptr<const RecordFiles> files, std::vector<size_t> order,
+                        bool augment) {
+    return [g, files, order, augment](Element e, const ElementContext& context) {
+      const int64_t index = e[0].item<int64_t>();
+      try {
+        const Element parsed = parse_single_example(e[1].item<std::string>(), example_spec());
+        Tensor label = checked_label(parsed["image/class/label"].item<int64_t>(), g);
+        return example(
+            decode_checked(parsed["image/encoded"].item<std::string>(), g, "image/encoded"),
+            std::move(label), g, augment ? &context : nullptr);
+      } catch (...) {
+        std::rethrow_exception(add_error_context(std::current_exception(),
+                                                 str_cat(" [", files->where(order, index), "]")));
+      }
+    };
+  };
+  std::vector<size_t> file_order(train->files.size());
+  std::iota(file_order.begin(), file_order.end(), size_t{0});
+  // Count the training records (all of them, or those the hash keeps).
+  int64_t train_count = train->total, held_count = 0;
+  if (split) {
+    held_count = 0;
+    for (size_t f = 0; f < train->files.size(); ++f) {
+      for (int64_t r = 0; r < train->records[f]; ++r) {
+        held_count += held_out(str_cat(train->files[f], " record ", r), options);
+      }
+    }
+    train_count = train->total - held_count;
+    if (train_count == 0 || held_count == 0) {
+      throw InvalidArgument(str_cat("--validation-split ", options.validation_split, " leaves ",
+                                    train_count, " training and ", held_count,
+                                    " held-out records of ", spec));
+    }
+  }
+  data.train_examples = train_count;
+  const int64_t mean_bytes = std::max<int64_t>(1, train->bytes / train->total);
+  const int64_t buffer =
+      std::clamp<int64_t>(kShuffleBufferBytes / mean_bytes, 1, std::max<int64_t>(train_count, 1));
+  announce(options, train_count, classes, train_glob);
+  data.train = [=](uint64_t seed) -> InputFn {
+    return [=] {
+      // A new file order every epoch, then records shuffled within the buffer.
+      std::vector<size_t> order = file_order;
+      Random random(mix_seed(seed, 0x66696c6573ull));
+      for (size_t i = order.size(); i > 1; --i) {
+        std::swap(order[i - 1], order[static_cast<size_t>(random.next_u64() % i)]);
+      }
+      const Dataset records = record_examples(train, order, options, split ? 0 : -1);
+      return batches(records.shuffle(buffer, seed)
+                         .map(decode_map(train, order, options.augment),
+                              {.num_parallel_calls = options.map_parallelism, .seed = seed}),
+                     options);
+    };
+  };
+  if (!test && options.all_held_out) {
+    test = train;
+    test_name = train_glob;
+  }
+  if (test || split) {
+    const std::shared_ptr<const RecordFiles> held = test ? test : train;
+    std::vector<size_t> order(held->files.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    data.test_examples = test ? test->total : held_count;
+    data.test_split =
+        test ? test_name : str_cat("a validation split of ", options.validation_split);
+    announce(options, data.test_examples, classes, data.test_split);
+    data.test = [=] {
+      return batches(
+          record_examples(held, order, options, test ? -1 : 1)
+              .map(decode_map(held, order, false), {.num_parallel_calls = options.map_parallelism}),
+          options);
+    };
+  }
   return data;
 }
 
 }  // namespace
 
-TrainData open_train_data(const std::string& spec, int64_t batch_size, int64_t map_parallelism,
-                          bool augment, bool drop_remainder) {
-  if (batch_size <= 0) throw InvalidArgument("--batch must be > 0");
-  if (spec == "fashion-mnist") {
-    return make("fashion-mnist", fashion_mnist("train"), fashion_mnist("test"), batch_size,
-                map_parallelism,
-                {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-                 "Sneaker", "Bag", "Ankle boot"},
-                augment, drop_remainder);
+bool looks_like_tfrecord(const std::string& path) {
+  try {
+    TFRecordReader reader(path, Compression::kAuto);
+    std::string_view record;
+    return reader.read_view(record);
+  } catch (const Error&) {
+    return false;
   }
-  namespace fs = std::filesystem;
-  if (spec.find_first_of("*?[,") != std::string::npos ||
-      (fs::is_regular_file(spec) && spec.find(".tfrecord") != std::string::npos)) {
-    try {
-      return open_records(spec, batch_size, map_parallelism, augment, drop_remainder);
-    } catch (...) {
-      std::rethrow_exception(add_error_context(std::current_exception(), " (--data " + spec + ")"));
-    }
+}
+
+TrainData open_train_data(const std::string& spec, const DataOptions& options) {
+  if (options.batch <= 0) throw InvalidArgument("--batch must be > 0");
+  if (!(options.validation_split >= 0 && options.validation_split < 1)) {
+    throw InvalidArgument(
+        str_cat("--validation-split must be in [0, 1), got ", options.validation_split));
   }
-  std::vector<std::string> classes;
-  if (fs::is_directory(fs::path(spec) / "train") && fs::is_directory(fs::path(spec) / "test")) {
-    Dataset train = folder_dataset((fs::path(spec) / "train").string(), &classes);
-    Dataset test = folder_dataset((fs::path(spec) / "test").string(), nullptr);
-    return make(spec, train, test, batch_size, map_parallelism, classes, augment, drop_remainder);
+  if (options.image_size < 0) throw InvalidArgument("--image-size must be > 0");
+  if (spec == "fashion-mnist") return open_fashion_mnist(options);
+  std::error_code ec;
+  const bool records =
+      !fs::is_directory(spec, ec) && (spec.find_first_of("*?[,") != std::string::npos ||
+                                      (fs::is_regular_file(spec, ec) && looks_like_tfrecord(spec)));
+  try {
+    return records ? open_records(spec, options) : open_folder(spec, options);
+  } catch (...) {
+    std::rethrow_exception(add_error_context(std::current_exception(), " (--data " + spec + ")"));
   }
-  Dataset all = folder_dataset(spec, &classes);
-  return make(spec, all, all, batch_size, map_parallelism, classes, augment, drop_remainder);
 }
 
 }  // namespace sluice::app

@@ -381,6 +381,12 @@ ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& optio
   return finish(list_archive(split->first, subpath, options), options);
 }
 
+void rebuild_dataset(ImageFolder& folder) {
+  folder.dataset =
+      listing_dataset(folder.filenames, folder.labels,
+                      static_cast<int64_t>(folder.class_names.size()), folder.class_mode);
+}
+
 Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls) {
   const bool labelled = folder.class_mode != ClassMode::kNone;
   if (folder.archive.empty()) {

@@ -87,6 +87,12 @@ struct ImageFolder {
 // folder with no images is allowed.
 ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options = {});
 
+// Makes folder.dataset (and the archive reads) follow folder.filenames, labels and members again
+// after the caller reordered, filtered or relabelled them, all three alike: a shuffled epoch, a
+// held-out split, or classes mapped onto a model's. REQUIRES: the three have one size (members
+// empty for a directory) and every label is below class_names.size().
+void rebuild_dataset(ImageFolder& folder);
+
 // The folder's files with their bytes, in the dataset's order: {"path": string, "bytes": string,
 // "label"} ({"path", "bytes"} for kNone). From a directory each file is read in a map
 // (num_parallel_calls as Dataset::map); from an archive the members are streamed in order by one

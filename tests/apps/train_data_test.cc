@@ -52,7 +52,7 @@ TEST_F(TrainDataTest, ReadsRecordsWithTheTestSplitBesideTheTrainGlob) {
   write_split("train-00000-of-00002", 7);
   write_split("train-00001-of-00002", 5, Compression::kGzip);
   write_split("test-00000-of-00001", 4);
-  const TrainData data = open_train_data(path("train-*"), /*batch_size=*/4, 2);
+  const TrainData data = open_train_data(path("train-*"), {.batch = 4, .map_parallelism = 2});
   EXPECT_EQ(data.train_examples, 12);
   EXPECT_EQ(data.test_examples, 4);
   EXPECT_EQ(data.class_names, (std::vector<std::string>{"zero", "one", "two"}));
@@ -70,13 +70,17 @@ TEST_F(TrainDataTest, ReadsRecordsWithTheTestSplitBesideTheTrainGlob) {
 TEST_F(TrainDataTest, AnExplicitTestGlobOrNoneAtAll) {
   write_split("a.tfrecord", 6);
   write_split("b.tfrecord", 3);
-  const TrainData both = open_train_data(path("a.tfrecord") + "," + path("b.*"), 2, 1);
+  const TrainData both =
+      open_train_data(path("a.tfrecord") + "," + path("b.*"), {.batch = 2, .map_parallelism = 1});
   EXPECT_EQ(both.train_examples, 6);
   EXPECT_EQ(both.test_examples, 3);
-  // A single file without a test split serves as both.
-  const TrainData alone = open_train_data(path("a.tfrecord"), 2, 1);
-  EXPECT_EQ(alone.test_examples, 6);
-  EXPECT_EQ(read_all(alone.test).size(), 6u);
+  // A single file without a test split is never evaluated on: no held-out split at all, unless
+  // the data is given for evaluation.
+  const TrainData alone = open_train_data(path("a.tfrecord"), {.batch = 2});
+  EXPECT_FALSE(alone.test);
+  const TrainData given = open_train_data(path("a.tfrecord"), {.batch = 2, .all_held_out = true});
+  EXPECT_EQ(given.test_examples, 6);
+  EXPECT_EQ(read_all(given.test).size(), 6u);
 }
 
 TEST_F(TrainDataTest, AugmentChangesTrainingImagesReproduciblyAndNeverTheTestSplit) {
@@ -101,8 +105,11 @@ TEST_F(TrainDataTest, AugmentChangesTrainingImagesReproduciblyAndNeverTheTestSpl
     }
     return out;
   };
-  const TrainData plain = open_train_data(path("ramps.tfrecord"), 4, 2);
-  const TrainData augmented = open_train_data(path("ramps.tfrecord"), 4, 2, /*augment=*/true);
+  const TrainData plain = open_train_data(path("ramps.tfrecord"),
+                                          {.batch = 4, .map_parallelism = 2, .all_held_out = true});
+  const TrainData augmented =
+      open_train_data(path("ramps.tfrecord"),
+                      {.batch = 4, .map_parallelism = 2, .augment = true, .all_held_out = true});
   const std::vector<float> a = images(augmented.train(3));
   EXPECT_EQ(a, images(augmented.train(3)));  // Same seed, same augmentation.
   EXPECT_NE(a, images(plain.train(3)));      // Same order, different pixels.
@@ -116,7 +123,7 @@ TEST_F(TrainDataTest, AugmentChangesTrainingImagesReproduciblyAndNeverTheTestSpl
 
 TEST_F(TrainDataTest, ErrorsNameTheDataAndTheRecord) {
   try {
-    open_train_data(path("nothing-*"), 2, 1);
+    open_train_data(path("nothing-*"), {.batch = 2});
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("No files matched pattern"), std::string::npos);
@@ -129,7 +136,7 @@ TEST_F(TrainDataTest, ErrorsNameTheDataAndTheRecord) {
     writer.write(serialize_example(e));  // No label.
   }
   try {
-    open_train_data(path("bad.tfrecord"), 2, 1);
+    open_train_data(path("bad.tfrecord"), {.batch = 2});
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("image/class/label"), std::string::npos) << e.what();

@@ -1,0 +1,275 @@
+// `sluice train`, `evaluate` and `predict` on a user's own data, run as a user runs them: each
+// way a run could report a plausible wrong figure with exit status 0 (unshuffled records, an
+// unsplit archive, evaluation on the training data, labels the model cannot have, classes
+// numbered again, a resume that rewrites model_dir) and the flags a user can get wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "core/tensor.h"
+#include "formats/example_values.h"
+#include "formats/png.h"
+#include "formats/tfrecord_writer.h"
+#include "tests/apps/run_program.h"
+#include "tests/formats/testing.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::field;
+using testing::ProgramRun;
+
+const char* const kClasses[] = {"a", "b", "c"};
+
+// A 28×28 grey image of class `label`: horizontal, vertical or diagonal stripes under noise.
+Tensor pattern(int label, Random& random) {
+  Tensor image(DType::kUInt8, Shape{28, 28, 1});
+  uint8_t* p = image.data<uint8_t>();
+  for (int y = 0; y < 28; ++y) {
+    for (int x = 0; x < 28; ++x) {
+      const int line = label == 0 ? y : label == 1 ? x : x + y;
+      const int value = (line / 2) % 2 ? 200 : 40;
+      p[y * 28 + x] = static_cast<uint8_t>(value + static_cast<int>(random.next_u64() % 50));
+    }
+  }
+  return image;
+}
+
+// One fixture for the suite: the folder with train/ and test/ splits, the same folder zipped,
+// and the same images as class-sorted TFRecords, written once.
+class TrainCommandTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new fs::path(fs::temp_directory_path() /
+                         ("sluice-train-command-" + std::to_string(::getpid())));
+    fs::create_directories(*root_);
+    Random random(5);
+    TFRecordWriter train_records((*root_ / "fm-train-00000-of-00001").string());
+    TFRecordWriter test_records((*root_ / "fm-test-00000-of-00001").string());
+    for (const auto& [split, count] : {std::pair{"train", 40}, std::pair{"test", 15}}) {
+      for (int label = 0; label < 3; ++label) {
+        const fs::path dir = *root_ / "images" / split / kClasses[label];
+        fs::create_directories(dir);
+        for (int i = 0; i < count; ++i) {
+          const std::string png = encode_png(pattern(label, random));
+          testing::write_file((dir / (std::to_string(i) + ".png")).string(), png);
+          // Records as `sluice records convert` writes them: sorted by class.
+          ExampleValues e;
+          e["image/encoded"] = FeatureValues::of_bytes({png});
+          e["image/class/label"] = FeatureValues::of_ints({label});
+          e["image/class/text"] = FeatureValues::of_bytes({kClasses[label]});
+          (std::string(split) == "train" ? train_records : test_records)
+              .write(serialize_example(e));
+        }
+      }
+    }
+    testing::zip_directory((*root_ / "images").string(), (*root_ / "images.zip").string());
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*root_);
+    delete root_;
+  }
+
+  static std::string path(const std::string& name) { return (*root_ / name).string(); }
+
+  static ProgramRun sluice(const std::string& args) {
+    return testing::run_program(SLUICE_CLI, args, *root_);
+  }
+  // A short training run on `data` into a new model_dir `dir` (40 steps: enough for the
+  // batch normalisation's moving statistics to settle).
+  static ProgramRun train(const std::string& data, const std::string& dir,
+                          const std::string& more = "", int epochs = 5) {
+    return sluice("train --data '" + data + "' --model-dir '" + path(dir) + "' --epochs " +
+                  std::to_string(epochs) + " --batch 16 --threads 2 --seed 1 " + more);
+  }
+  static double number(const ProgramRun& run, const std::string& key) {
+    const std::string value = field(run.last_line, key);
+    return value.empty() || value == "none" ? NAN : std::stod(value);
+  }
+
+  static fs::path* root_;
+};
+
+fs::path* TrainCommandTest::root_ = nullptr;
+
+TEST_F(TrainCommandTest, ClassSortedRecordsTrainAsWellAsTheFolder) {
+  const ProgramRun folder = train(path("images"), "folder-run");
+  ASSERT_EQ(folder.exit_code, 0) << folder.output;
+  const ProgramRun records = train(path("fm-train-*"), "records-run");
+  ASSERT_EQ(records.exit_code, 0) << records.output;
+  // The test split beside the train glob is found, and nothing else is evaluated.
+  EXPECT_NE(records.output.find("Found 45 images belonging to 3 classes"), std::string::npos)
+      << records.output;
+  const double folder_accuracy = number(folder, "test_accuracy");
+  const double records_accuracy = number(records, "test_accuracy");
+  EXPECT_GT(folder_accuracy, 0.8) << folder.output;
+  // Unshuffled, the records would be seen a class at a time and end near a third.
+  EXPECT_GT(records_accuracy, folder_accuracy - 0.1) << records.output;
+}
+
+TEST_F(TrainCommandTest, AZipWithSplitsIsReadExactlyAsTheFolder) {
+  const ProgramRun folder = train(path("images"), "split-folder");
+  const ProgramRun zip = train(path("images.zip"), "split-zip");
+  ASSERT_EQ(zip.exit_code, 0) << zip.output;
+  EXPECT_NE(zip.output.find("Found 120 images belonging to 3 classes in train/: a, b, c"),
+            std::string::npos)
+      << zip.output;
+  EXPECT_NE(zip.output.find("Found 45 images belonging to 3 classes in test/"), std::string::npos)
+      << zip.output;
+  // Same files, same order, same seed: the same figures to the last digit.
+  EXPECT_EQ(field(zip.last_line, "test_accuracy"), field(folder.last_line, "test_accuracy"));
+  EXPECT_EQ(field(zip.last_line, "test_loss"), field(folder.last_line, "test_loss"));
+}
+
+TEST_F(TrainCommandTest, DataWithoutAHeldOutSplitIsNeverEvaluatedOnItsTrainingData) {
+  const ProgramRun plain = train(path("images/train"), "train-only");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(field(plain.last_line, "test_accuracy"), "none") << plain.last_line;
+  EXPECT_NE(plain.output.find("no evaluation"), std::string::npos) << plain.output;
+  const ProgramRun split = train(path("images/train"), "train-split", "--validation-split 0.25");
+  ASSERT_EQ(split.exit_code, 0) << split.output;
+  const double accuracy = number(split, "test_accuracy");
+  EXPECT_GE(accuracy, 0.0);
+  // The held-out files are chosen by name: about a quarter, the same on every run, none trained.
+  const size_t at = split.output.find("Found ");
+  ASSERT_NE(at, std::string::npos);
+  const int trained = std::stoi(split.output.substr(at + 6));
+  EXPECT_GT(trained, 70);
+  EXPECT_LT(trained, 110);
+  // A folder holding only a train/ split is no different.
+  fs::create_directories(path("only-train"));
+  fs::copy(path("images/train"), path("only-train/train"), fs::copy_options::recursive);
+  const ProgramRun only = train(path("only-train"), "only-train-run");
+  ASSERT_EQ(only.exit_code, 0) << only.output;
+  EXPECT_EQ(field(only.last_line, "test_accuracy"), "none");
+  EXPECT_NE(only.output.find("3 classes in train/: a, b, c"), std::string::npos) << only.output;
+}
+
+TEST_F(TrainCommandTest, ABinaryModelRefusesThreeClassesBeforeTheFirstStep) {
+  const ProgramRun run = train(path("images"), "binary", "--model cats-dogs-cnn");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("2 classes"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("Epoch 1"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(path("binary/sluice_model.json")));
+}
+
+TEST_F(TrainCommandTest, ALabelOutsideTheModelsClassesNamesTheFileAndRecord) {
+  ASSERT_EQ(train(path("images"), "labels").exit_code, 0);
+  {
+    TFRecordWriter writer(path("seven.tfrecord"));
+    Random random(3);
+    for (int64_t label : {0, 1, 7}) {
+      ExampleValues e;
+      e["image/encoded"] = FeatureValues::of_bytes({encode_png(pattern(0, random))});
+      e["image/class/label"] = FeatureValues::of_ints({label});
+      writer.write(serialize_example(e));
+    }
+  }
+  const ProgramRun run = sluice("evaluate --model-dir '" + path("labels") + "' --data '" +
+                                path("seven.tfrecord") + "'");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("label 7"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("seven.tfrecord record 2"), std::string::npos) << run.output;
+}
+
+TEST_F(TrainCommandTest, ClassesMapByNameAndAnUnknownClassIsNamed) {
+  ASSERT_EQ(train(path("images"), "names").exit_code, 0);
+  fs::create_directories(path("only-c"));
+  fs::copy(path("images/test/c"), path("only-c/c"), fs::copy_options::recursive);
+  const ProgramRun run =
+      sluice("evaluate --model-dir '" + path("names") + "' --data '" + path("only-c") + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  // Numbered again from 0, "c" would be scored as "a" and get nothing right.
+  EXPECT_GT(number(run, "accuracy"), 0.6) << run.output;
+  fs::create_directories(path("with-d/d"));
+  fs::copy(path("images/test/a/0.png"), path("with-d/d/0.png"));
+  const ProgramRun unknown =
+      sluice("evaluate --model-dir '" + path("names") + "' --data '" + path("with-d") + "'");
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_NE(unknown.output.find("with-d/d is not one of the model's 3 classes"), std::string::npos)
+      << unknown.output;
+}
+
+TEST_F(TrainCommandTest, AResumeWithoutFlagsKeepsModelDirAndAContradictionChangesNothing) {
+  ASSERT_EQ(train(path("images"), "resume", "", 1).exit_code, 0);
+  const std::string kept = testing::read_file(path("resume/sluice_model.json"));
+  const ProgramRun contradiction = sluice("train --model-dir '" + path("resume") + "' --batch 32");
+  EXPECT_EQ(contradiction.exit_code, 1) << contradiction.output;
+  EXPECT_NE(contradiction.output.find("--batch 32 contradicts the batch 16"), std::string::npos)
+      << contradiction.output;
+  EXPECT_EQ(testing::read_file(path("resume/sluice_model.json")), kept);
+  const ProgramRun resumed = sluice("train --model-dir '" + path("resume") + "' --epochs 2");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(testing::read_file(path("resume/sluice_model.json")), kept);
+  EXPECT_NE(resumed.output.find("Epoch 2/2"), std::string::npos) << resumed.output;
+  const ProgramRun evaluate = sluice("evaluate --model-dir '" + path("resume") + "'");
+  EXPECT_EQ(evaluate.exit_code, 0) << evaluate.output;
+  EXPECT_EQ(field(evaluate.last_line, "accuracy"), field(resumed.last_line, "test_accuracy"));
+}
+
+TEST_F(TrainCommandTest, ATFRecordFileNamedTheTFWayTrains) {
+  fs::copy_file(path("fm-train-00000-of-00001"), path("fm-00000-of-00002"));
+  const ProgramRun run = train(path("fm-00000-of-00002"), "of-file", "--validation-split 0.2");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_FALSE(std::isnan(number(run, "test_accuracy"))) << run.output;
+}
+
+TEST_F(TrainCommandTest, TheEvaluationLossIsTheMeanOverExamplesAtAnyBatchSize) {
+  ASSERT_EQ(train(path("images"), "loss").exit_code, 0);
+  const ProgramRun seven = sluice("evaluate --model-dir '" + path("loss") + "' --batch 7");
+  const ProgramRun forty = sluice("evaluate --model-dir '" + path("loss") + "' --batch 40");
+  ASSERT_EQ(seven.exit_code, 0) << seven.output;
+  ASSERT_EQ(forty.exit_code, 0) << forty.output;
+  EXPECT_NEAR(number(seven, "loss"), number(forty, "loss"), 2e-4);
+  EXPECT_EQ(field(seven.last_line, "accuracy"), field(forty.last_line, "accuracy"));
+}
+
+TEST_F(TrainCommandTest, ImagesOfAnotherSizeAreResizedOnRequestAndNamedOtherwise) {
+  const fs::path dir = path("sizes");
+  Random random(9);
+  for (int label = 0; label < 2; ++label) {
+    fs::create_directories(dir / kClasses[label]);
+    for (int i = 0; i < 4; ++i) {
+      testing::write_file((dir / kClasses[label] / (std::to_string(i) + ".png")).string(),
+                          encode_png(pattern(label, random)));
+    }
+  }
+  Tensor big(DType::kUInt8, Shape{40, 36, 3});
+  testing::write_file((dir / "b" / "big.png").string(), encode_png(big));
+  const ProgramRun refused = train(dir.string(), "sizes-refused", "--validation-split 0.3");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("b/big.png is 40x36"), std::string::npos) << refused.output;
+  const ProgramRun resized =
+      train(dir.string(), "sizes-resized", "--validation-split 0.3 --image-size 32");
+  EXPECT_EQ(resized.exit_code, 0) << resized.output;
+}
+
+TEST_F(TrainCommandTest, NumbersAUserCanGetWrongAreErrors) {
+  for (const std::string flags : {"--lr 0", "--lr -1", "--threads -1", "--seed -1",
+                                  "--image-size 0", "--batch 0", "--validation-split 1"}) {
+    const ProgramRun run = train(path("images"), "bad-flags", flags);
+    EXPECT_NE(run.exit_code, 0) << flags << "\n" << run.output;
+    EXPECT_EQ(run.output.find("Epoch 1"), std::string::npos) << flags;
+  }
+  EXPECT_FALSE(fs::exists(path("bad-flags/sluice_model.json")));
+}
+
+TEST_F(TrainCommandTest, EvaluateWithoutACheckpointIsNotFound) {
+  // What a SIGKILL during the first checkpoint write leaves: the run's choices, no checkpoint.
+  ASSERT_EQ(train(path("images"), "empty-dir", "", 1).exit_code, 0);
+  for (const auto& entry : fs::directory_iterator(path("empty-dir"))) {
+    if (entry.path().filename() != "sluice_model.json") fs::remove_all(entry.path());
+  }
+  const ProgramRun run = sluice("evaluate --model-dir '" + path("empty-dir") + "'");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("NotFound"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("no checkpoint"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace sluice
