@@ -397,6 +397,7 @@ struct RecordFiles {
   int64_t bytes = 0;
   std::map<int64_t, std::string> classes;  // Label → image/class/text ("" when absent).
   std::string first_encoded;               // The first record's image.
+  std::string largest_label_at;            // "FILE record R" of the largest label.
 
   // "FILE record R" for the element at `index` of the files read in `order`.
   std::string where(const std::vector<size_t>& order, int64_t index) const {
@@ -428,6 +429,9 @@ RecordFiles summarize_records(std::vector<std::string> files,
                     model_classes.empty() ? std::string("...") : std::to_string(bound), ")"));
       }
       const std::string text = e["image/class/text"].item<std::string>();
+      if (summary.classes.empty() || label > summary.classes.rbegin()->first) {
+        summary.largest_label_at = where;
+      }
       auto [it, added] = summary.classes.emplace(label, text);
       if (!added && it->second.empty()) it->second = text;
       if (summary.total == 0 && count == 0) {
@@ -440,15 +444,14 @@ RecordFiles summarize_records(std::vector<std::string> files,
     summary.records.push_back(count);
     summary.total += count;
   }
-  if (!summary.classes.empty() &&
-      summary.classes.rbegin()->first + 1 != static_cast<int64_t>(summary.classes.size()) &&
-      model_classes.empty()) {
+  if (model_classes.empty() && !summary.classes.empty() &&
+      summary.classes.rbegin()->first + 1 != static_cast<int64_t>(summary.classes.size())) {
     std::vector<std::string> labels;
     for (const auto& [label, text] : summary.classes) labels.push_back(std::to_string(label));
-    throw InvalidArgument(
-        str_cat("image/class/label values must be the class ids 0..K-1; the "
-                "records hold ",
-                summary.classes.size(), " labels: ", class_list(labels)));
+    throw InvalidArgument(str_cat("image/class/label values must be the class ids 0..K-1; ",
+                                  summary.largest_label_at, " has ",
+                                  summary.classes.rbegin()->first, ", and the records hold ",
+                                  summary.classes.size(), " labels: ", class_list(labels)));
   }
   return summary;
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/errors.h"
 #include "dataset/dataset.h"
 #include "formats/example_values.h"
@@ -142,6 +144,52 @@ TEST_F(TrainDataTest, ErrorsNameTheDataAndTheRecord) {
     EXPECT_NE(std::string(e.what()).find("image/class/label"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("bad.tfrecord"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(TrainDataTest, AHugeLabelIsAnErrorNamingItsRecordNotAnAllocation) {
+  write_split("huge.tfrecord", 20);
+  {
+    // Appended: a 21st record whose label would size a class list of 2^40 names.
+    TFRecordWriter writer(path("huge2.tfrecord"));
+    ExampleValues e;
+    e["image/encoded"] = FeatureValues::of_bytes({encode_png(Tensor(DType::kUInt8, {4, 4, 1}))});
+    e["image/class/label"] = FeatureValues::of_ints({int64_t{1} << 40});
+    writer.write(serialize_example(e));
+  }
+  const std::string message = sluice::testing::error_of<InvalidArgument>(
+      [&] { open_train_data(path("huge*.tfrecord"), {.batch = 2}); });
+  EXPECT_NE(message.find("huge2.tfrecord record 0 has 1099511627776"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the class ids 0..K-1"), std::string::npos) << message;
+}
+
+TEST_F(TrainDataTest, ClassSortedRecordsAreShuffledAcrossTheWholeSet) {
+  // 60 records sorted by class (20 of each): the first batch of a pass mixes the classes, and
+  // every epoch's order differs while holding every record once.
+  {
+    TFRecordWriter writer(path("sorted.tfrecord"));
+    for (int64_t label = 0; label < 3; ++label) {
+      for (int i = 0; i < 20; ++i) {
+        Tensor image(DType::kUInt8, {4, 4, 1});
+        for (uint8_t& v : image.values<uint8_t>()) v = static_cast<uint8_t>(label * 100);
+        ExampleValues e;
+        e["image/encoded"] = FeatureValues::of_bytes({encode_png(image)});
+        e["image/class/label"] = FeatureValues::of_ints({label});
+        writer.write(serialize_example(e));
+      }
+    }
+  }
+  const TrainData data = open_train_data(path("sorted.tfrecord"), {.batch = 10});
+  const auto first = read_all(data.train(1));
+  const auto second = read_all(data.train(2));
+  ASSERT_EQ(first.size(), 60u);
+  std::set<int64_t> first_batch;
+  for (size_t i = 0; i < 10; ++i) first_batch.insert(first[i].first);
+  EXPECT_EQ(first_batch.size(), 3u);
+  EXPECT_NE(first, second);
+  std::vector<int> counts(3);
+  for (const auto& [label, pixel] : second) ++counts[static_cast<size_t>(label)];
+  EXPECT_EQ(counts, (std::vector<int>{20, 20, 20}));
 }
 
 }  // namespace
