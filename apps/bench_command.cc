@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "dataset/dataset.h"
+#include "dataset/folder_splits.h"
 #include "dataset/image_data_generator.h"
 #include "dataset/image_folder.h"
 #include "formats/image.h"
@@ -355,7 +356,8 @@ void run_images(const ImagesFlags& f) {
   ImageFolderOptions listing;
   listing.class_mode = ClassMode::kSparse;
   listing.verbose = false;
-  const ImageFolder folder = image_folder(f.dir, listing);
+  // A folder with split folders is timed on its training split, read as train would read it.
+  const ImageFolder folder = image_folder(find_splits(f.dir).train, listing);
   const auto n = static_cast<int64_t>(folder.filenames.size());
   if (n == 0) throw InvalidArgument(str_cat("bench images: no images in ", f.dir));
   if (f.size <= 0 || f.batch <= 0) {

@@ -13,6 +13,7 @@
 #include "core/random.h"
 #include "core/strings.h"
 #include "dataset/dataset.h"
+#include "dataset/folder_splits.h"
 #include "dataset/idx_dataset.h"
 #include "dataset/image_folder.h"
 #include "dataset/list_files.h"
@@ -173,33 +174,6 @@ TrainData open_fashion_mnist(const DataOptions& options) {
 
 // --- Image folders and archives of them --------------------------------------------------------
 
-constexpr std::array<std::string_view, 4> kSplitNames = {"train", "test", "validation", "val"};
-
-bool is_split_name(std::string_view name) {
-  return std::find(kSplitNames.begin(), kSplitNames.end(), name) != kSplitNames.end();
-}
-
-// The folders directly inside `spec`: a directory, or a zip/tar (or a folder inside one).
-std::vector<std::string> top_folders(const std::string& spec) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  if (fs::is_directory(spec, ec)) {
-    for (const auto& entry : fs::directory_iterator(spec)) {
-      if (entry.is_directory(ec)) names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-  // An archive's top-level folders are what image_folder takes as its classes.
-  return image_folder(spec, {.class_mode = ClassMode::kSparse, .verbose = false}).class_names;
-}
-
-std::string join(const std::string& spec, std::string_view name) {
-  std::error_code ec;
-  if (fs::is_directory(spec, ec)) return (fs::path(spec) / name).string();
-  return str_cat(spec, "/", name);  // Inside an archive (image_folder's "<archive>/<sub-path>").
-}
-
 // The listing of one split, its classes mapped onto `classes` by name (when given).
 ImageFolder list_split(const std::string& dir, const std::vector<std::string>& classes) {
   ImageFolder folder = image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
@@ -297,49 +271,28 @@ Dataset folder_examples(const ImageFolder& folder, const Geometry& g, const Data
 }
 
 TrainData open_folder(const std::string& spec, const DataOptions& options) {
-  const std::vector<std::string> top = top_folders(spec);
-  std::vector<std::string> splits, others;
-  for (const std::string& name : top) (is_split_name(name) ? splits : others).push_back(name);
-  std::string train_dir = spec, test_dir, test_name;
-  if (!splits.empty()) {
-    if (!others.empty()) {
-      throw InvalidArgument(str_cat("--data ", spec, " holds the split folders ",
-                                    str_join(splits, ", "), " beside other folders (",
-                                    str_join(others, ", "),
-                                    "); put every class folder inside the splits"));
-    }
-    if (std::find(splits.begin(), splits.end(), "train") == splits.end()) {
-      throw InvalidArgument(str_cat("--data ", spec, " has the split folder(s) ",
-                                    str_join(splits, ", "), " but no train/"));
-    }
-    train_dir = join(spec, "train");
-    for (std::string_view name : {"test", "validation", "val"}) {
-      if (std::find(splits.begin(), splits.end(), name) != splits.end()) {
-        test_name = str_cat(name, "/");
-        test_dir = join(spec, name);
-        break;
-      }
-    }
-    if (!test_dir.empty() && options.validation_split > 0) {
-      throw InvalidArgument(str_cat("--validation-split is for data without a held-out split; ",
-                                    spec, " has ", test_name));
-    }
+  const FolderSplits splits = find_splits(spec);
+  std::string test_name = splits.held_out_name;
+  if (!splits.held_out.empty() && options.validation_split > 0) {
+    throw InvalidArgument(str_cat("--validation-split is for data without a held-out split; ", spec,
+                                  " has ", test_name));
   }
+  const std::string& train_dir = splits.train;
   ImageFolder train = list_split(train_dir, options.classes);
   if (train.filenames.empty()) {
     throw InvalidArgument(str_cat("--data ", spec, ": no images in ", train_dir));
   }
   std::optional<ImageFolder> test;
-  if (!test_dir.empty()) {
-    test = list_split(test_dir, train.class_names);
+  if (!splits.held_out.empty()) {
+    test = list_split(splits.held_out, train.class_names);
   } else if (options.all_held_out) {
     test = train;
-    test_name = splits.empty() ? "the whole folder" : "train/";
+    test_name = splits.has_splits ? "train/" : "the whole folder";
   } else if (options.validation_split > 0) {
     test = filtered(train, true, options);
     train = filtered(train, false, options);
     test_name = str_cat("a validation split of ", options.validation_split, " of ",
-                        splits.empty() ? "the folder" : "train/");
+                        splits.has_splits ? "train/" : "the folder");
     if (train.filenames.empty() || test->filenames.empty()) {
       throw InvalidArgument(str_cat("--validation-split ", options.validation_split, " leaves ",
                                     train.filenames.size(), " training and ",
@@ -356,7 +309,7 @@ TrainData open_folder(const std::string& spec, const DataOptions& options) {
   data.image_shape = Shape{g.height, g.width, g.channels};
   data.train_examples = static_cast<int64_t>(train.filenames.size());
   announce(options, data.train_examples, data.class_names,
-           splits.empty() ? std::string("the folder") : "train/");
+           splits.has_splits ? std::string("train/") : "the folder");
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
       const std::optional<uint64_t> augment = options.augment ? std::optional(seed) : std::nullopt;
