@@ -249,17 +249,18 @@ Geometry geometry_of(const Tensor& first, int64_t classes, const DataOptions& op
   return g;
 }
 
+// Decoded examples of `folder`, augmented with `seed` when options.augment and `train`.
 Dataset folder_examples(const ImageFolder& folder, const Geometry& g, const DataOptions& options,
-                        std::optional<uint64_t> augment_seed) {
+                        bool train, uint64_t seed) {
   const Dataset files = image_folder_files(folder, options.map_parallelism);
-  if (augment_seed) {
+  if (train && options.augment) {
     return files.map(
         [g](Element e, const ElementContext& context) {
           const std::string& path = e["path"].item<std::string>();
           return example(decode_checked(e["bytes"].item<std::string>(), g, path), e["label"], g,
                          &context);
         },
-        {.num_parallel_calls = options.map_parallelism, .seed = *augment_seed});
+        {.num_parallel_calls = options.map_parallelism, .seed = seed});
   }
   return files.map(
       [g](Element e) {
@@ -312,15 +313,14 @@ TrainData open_folder(const std::string& spec, const DataOptions& options) {
            splits.has_splits ? std::string("train/") : "the folder");
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
-      const std::optional<uint64_t> augment = options.augment ? std::optional(seed) : std::nullopt;
-      return batches(folder_examples(shuffled(train, seed), g, options, augment), options);
+      return batches(folder_examples(shuffled(train, seed), g, options, true, seed), options);
     };
   };
   if (test) {
     data.test_examples = static_cast<int64_t>(test->filenames.size());
     data.test_split = test_name;
     announce(options, data.test_examples, data.class_names, test_name);
-    data.test = [=] { return batches(folder_examples(*test, g, options, std::nullopt), options); };
+    data.test = [=] { return batches(folder_examples(*test, g, options, false, 0), options); };
   }
   return data;
 }
