@@ -12,9 +12,11 @@
 
 #include "core/errors.h"
 #include "estimator/basic_session_run_hooks.h"
-#include "estimator/mirrored_replicas.h"
+#include "estimator/replicated_model.h"
+#include "estimator/training_hooks.h"
 #include "formats/event_file_writer.h"
 #include "model/layer.h"
+#include "strategy/one_device_strategy.h"
 #include "strategy/strategy.h"
 
 namespace sluice {
@@ -144,94 +146,28 @@ void Estimator::log(const std::string& line) const {
   if (config_.log) *config_.log << line << "\n";
 }
 
-TensorMap Estimator::state() const {
-  TensorMap state;
-  state.emplace("global_step", Tensor::scalar<int64_t>(global_step_));
-  state.emplace("rng/seed",
-                Tensor::scalar<int64_t>(static_cast<int64_t>(config_.tf_random_seed.value_or(0))));
-  // Statistics of mirrored replicas are saved as their mean (Keras' ON_READ / MEAN variables).
-  std::map<std::string, Tensor> statistics;
-  if (train_replicas_) statistics = train_replicas_->mean_statistics();
-  for (Parameter* p : const_cast<Sequential&>(spec_.model).parameters()) {
-    auto mean = statistics.find(p->path);
-    state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
-  }
-  for (auto& [key, tensor] : spec_.optimizer->state()) {
-    state.emplace("optimizer/" + key, std::move(tensor));
-  }
-  Sequential& model = const_cast<Sequential&>(spec_.model);
-  for (size_t i = 0; i < model.num_layers(); ++i) {
-    if (const auto random = model.layer(i).random_state()) {
-      state.emplace("rng/" + model.layer(i).name(),
-                    Tensor::scalar<int64_t>(static_cast<int64_t>(*random)));
-    }
-  }
-  return state;
+Strategy& Estimator::train_strategy() {
+  if (config_.train_distribute) return *config_.train_distribute;
+  return local_strategy();
 }
 
-void Estimator::load_state(const TensorMap& state) {
-  auto find = [&](const std::string& key) -> const Tensor& {
-    auto it = state.find(key);
-    if (it == state.end()) throw NotFound("checkpoint has no tensor '" + key + "'");
-    return it->second;
-  };
-  // Check everything before changing anything, so a bad checkpoint leaves the model intact.
-  const std::vector<Parameter*> parameters = spec_.model.parameters();
-  for (const Parameter* p : parameters) {
-    const Tensor& t = find("model/" + p->path);
-    if (t.dtype() != p->value.dtype() || t.shape() != p->value.shape()) {
-      throw InvalidArgument(
-          "checkpoint tensor 'model/" + p->path + "' is " + std::string(dtype_name(t.dtype())) +
-          t.shape().to_string() + " but the model's parameter is " +
-          std::string(dtype_name(p->value.dtype())) + p->value.shape().to_string());
-    }
-  }
-  const Tensor& step = find("global_step");
-  std::map<std::string, Tensor> optimizer_state;
-  for (const auto& [key, tensor] : state) {
-    if (key.rfind("optimizer/", 0) == 0) optimizer_state.emplace(key.substr(10), tensor);
-  }
-  // Copy into the existing buffers: layers may hold views of their parameters.
-  for (Parameter* p : parameters) {
-    std::memcpy(p->value.raw_data(), find("model/" + p->path).raw_data(), p->value.byte_size());
-  }
-  spec_.optimizer->load_state(optimizer_state);
-  global_step_ = step.item<int64_t>();
-  // Random layers continue their streams where the checkpoint left them (absent in checkpoints
-  // of models without such layers).
-  for (size_t i = 0; i < spec_.model.num_layers(); ++i) {
-    Layer& layer = spec_.model.layer(i);
-    auto it = state.find("rng/" + layer.name());
-    if (layer.random_state() && it != state.end()) {
-      layer.set_random_state(static_cast<uint64_t>(it->second.item<int64_t>()));
-    }
-  }
-  if (train_replicas_) train_replicas_->sync_from_primary();
-  if (eval_replicas_) eval_replicas_->sync_from_primary();
+Strategy& Estimator::eval_strategy() {
+  if (config_.eval_distribute) return *config_.eval_distribute;
+  return local_strategy();
 }
 
-MirroredReplicas& Estimator::replicas_for(std::unique_ptr<MirroredReplicas>& slot,
-                                          Strategy& strategy) {
+Strategy& Estimator::local_strategy() {
+  // Without a strategy the step runs as one local replica: the same path as every strategy's.
+  if (!local_strategy_) local_strategy_ = std::make_unique<OneDeviceStrategy>();
+  return *local_strategy_;
+}
+
+ReplicatedModel& Estimator::replicas_for(std::unique_ptr<ReplicatedModel>& slot,
+                                         Strategy& strategy) {
   if (!slot || &slot->strategy() != &strategy) {
-    slot = std::make_unique<MirroredReplicas>(strategy, spec_.model, spec_.model_fn);
+    slot = std::make_unique<ReplicatedModel>(strategy, spec_.model, spec_.model_fn);
   }
   return *slot;
-}
-
-std::string Estimator::restore_latest() {
-  // Several workers: wait until every worker got here, so all read the checkpoint the chief
-  // finished writing (none reads while it is still being written).
-  if (config_.train_distribute) config_.train_distribute->barrier();
-  auto restored = checkpoints_.restore_latest();
-  if (!restored) return "";
-  load_state(restored->tensors);
-  log("Restoring parameters from " + restored->path);
-  return restored->path;
-}
-
-std::string Estimator::save_checkpoint() {
-  if (!is_chief(config_)) return "";  // Only the chief writes checkpoints.
-  return checkpoints_.save(global_step_, state());
 }
 
 InputPipeline Estimator::make_input(const InputFn& input_fn, const Strategy* strategy) const {
@@ -283,38 +219,8 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
     return *this;
   }
 
-  // The Estimator's hooks around the user's, in TensorFlow's order (see the header).
-  std::vector<std::unique_ptr<SessionRunHook>> own_before, own_after;
-  bool user_saver = false;
-  for (SessionRunHook* h : hooks) user_saver |= dynamic_cast<CheckpointSaverHook*>(h) != nullptr;
-  const int64_t save_steps = config_.save_checkpoints_steps.value_or(0);
-  const double save_secs =
-      config_.save_checkpoints_secs.value_or(config_.save_checkpoints_steps ? 0.0 : 600.0);
-  if (!user_saver && (save_steps > 0 || save_secs > 0)) {
-    own_before.push_back(std::make_unique<CheckpointSaverHook>(
-        config_.log, save_secs > 0 ? std::optional<double>(save_secs) : std::nullopt,
-        save_steps > 0 ? std::optional<int64_t>(save_steps) : std::nullopt));
-  }
-  if (config_.log_step_count_steps > 0) {
-    own_before.push_back(
-        std::make_unique<StepCounterHook>(config_.log, config_.log_step_count_steps));
-  }
-  if (config_.save_summary_steps > 0) {
-    own_before.push_back(std::make_unique<SummarySaverHook>(config_.save_summary_steps));
-  }
-  if (steps)
-    own_after.push_back(std::make_unique<StopAtStepHook>(StopAtStepHook::num_steps(*steps)));
-  if (max_steps) {
-    own_after.push_back(std::make_unique<StopAtStepHook>(StopAtStepHook::last_step(*max_steps)));
-  }
-  own_after.push_back(std::make_unique<NanLossHook>(true, config_.log));
-  if (config_.log_step_count_steps > 0) {
-    own_after.push_back(std::make_unique<LoggingHook>(config_.log, config_.log_step_count_steps));
-  }
-  std::vector<SessionRunHook*> all;
-  for (auto& h : own_before) all.push_back(h.get());
-  all.insert(all.end(), hooks.begin(), hooks.end());
-  for (auto& h : own_after) all.push_back(h.get());
+  const TrainingHooks training_hooks(config_, hooks, steps, max_steps);
+  const std::vector<SessionRunHook*>& all = training_hooks.all();
 
   RunSession session(*this, "train", config_.model_dir);
   for (SessionRunHook* h : all) h->begin();
@@ -323,9 +229,7 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
   InputPipeline input = make_input(input_fn, config_.train_distribute.get());
   session.set_input(&input);
   Sequential& model = spec_.model;
-  MirroredReplicas* replicas = config_.train_distribute
-                                   ? &replicas_for(train_replicas_, *config_.train_distribute)
-                                   : nullptr;
+  ReplicatedModel& replicas = replicas_for(train_replicas_, train_strategy());
   int64_t steps_run = 0;
   double last_loss = 0;
   std::vector<SessionRunArgs> args(all.size());
@@ -354,50 +258,30 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
       values.input_wait_seconds += seconds_since(wait_start);
       // End of input: the steps run so far still make an execution. Several workers stop
       // together when any one's input ended.
-      if (replicas ? !replicas->all_workers_have_input(
-                         batch ? std::optional<int64_t>(batch_rows((*batch)[spec_.features_key]))
-                               : std::nullopt)
-                   : !batch) {
+      if (!replicas.all_workers_have_input(
+              batch ? std::optional<int64_t>(batch_rows((*batch)[spec_.features_key]))
+                    : std::nullopt)) {
         input_ended = true;
         break;
       }
-
-      const Tensor& x = (*batch)[spec_.features_key];
-      const Tensor& y = (*batch)[spec_.labels_key];
-      double step_loss = 0;
-      int64_t step_rows = 0;
-      Tensor prediction;
-      if (replicas) {
-        const MirroredReplicas::StepResult step = replicas->train_step(
-            *batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
-        step_loss = step.loss;        // The regularization loss comes with the update, below.
-        step_rows = step.batch_size;  // Every worker's rows.
-      } else {
-        prediction = model.forward(x, /*training=*/true);
-        const LossResult loss = spec_.loss(y, prediction);
-        model.backward(loss.gradient);
-        const float regularization = add_regularization_gradients(model.parameters());
-        step_loss = double(loss.loss) + regularization;
-        step_rows = batch_rows(x);
-        for (auto& m : metrics_) m->update_state(y, prediction);
-      }
+      const ReplicatedModel::StepResult step =
+          replicas.train_step(*batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
+      // The regularization loss comes with the update, below.
+      double step_loss = step.loss;
+      const int64_t step_rows = step.batch_size;  // Every worker's rows.
       // Fetches are the execution's last step's, read before the update consumes the gradients.
       if (executed + 1 == to_run) {
         const float learning_rate = spec_.optimizer->current_learning_rate();
         for (size_t i = 0; i < all.size(); ++i) {
           if (args[i].fetches.empty()) continue;
-          if (replicas && std::ranges::count(args[i].fetches, "gradient_norm") > 0) {
-            replicas->finish_gradients();
+          if (std::ranges::count(args[i].fetches, "gradient_norm") > 0) {
+            replicas.finish_gradients();
           }
           results[i] = compute_fetches(args[i].fetches, learning_rate, model, true);
         }
       }
-      // With replicas: on the strategy's threads, the new weights copied to every replica.
-      if (replicas) {
-        step_loss += replicas->apply_gradients(*spec_.optimizer);
-      } else {
-        spec_.optimizer->apply_gradients(model.trainable_parameters());
-      }
+      // On the strategy's threads, the new weights copied to every replica.
+      step_loss += replicas.apply_gradients(*spec_.optimizer);
       ++global_step_;
       ++steps_run;
       ++executed;
@@ -460,8 +344,7 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
   InputPipeline input = make_input(input_fn, config_.eval_distribute.get());
   session.set_input(&input);
   Sequential& model = spec_.model;
-  MirroredReplicas* replicas =
-      config_.eval_distribute ? &replicas_for(eval_replicas_, *config_.eval_distribute) : nullptr;
+  ReplicatedModel& replicas = replicas_for(eval_replicas_, eval_strategy());
   double loss_sum = 0;  // Σ batch loss × rows: the mean over examples, whatever the batch size.
   int64_t batches = 0, rows = 0;
   std::vector<SessionRunArgs> args(hooks.size());
@@ -473,16 +356,8 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
     const double wait = seconds_since(start);
     if (!batch) break;
     const Tensor& x = (*batch)[spec_.features_key];
-    const Tensor& y = (*batch)[spec_.labels_key];
-    double batch_loss = 0;
-    if (replicas) {
-      batch_loss =
-          replicas->eval_step(*batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
-    } else {
-      const Tensor prediction = model.forward(x, /*training=*/false);
-      batch_loss = spec_.loss(y, prediction).loss;
-      for (auto& m : metrics_) m->update_state(y, prediction);
-    }
+    const double batch_loss =
+        replicas.eval_step(*batch, spec_.features_key, spec_.labels_key, spec_.loss, metrics_);
     // Keras weighs each batch's mean loss by its size, so a short last batch counts for what it
     // holds and every batch size gives the same figure.
     const int64_t batch_size = batch_rows(x);
@@ -550,34 +425,9 @@ std::optional<Prediction> Predictions::next() {
     size_ = batch_rows(outputs_);
     index_ = 0;
   }
-  Prediction p;
-  p.output = outputs_.select(index_);
-  p.features = features_.select(index_);
-  const auto row = p.output.values<float>();
-  if (row.size() == 1) {
-    p.class_id = row[0] > 0.5f ? 1 : 0;
-  } else {
-    p.class_id = std::max_element(row.begin(), row.end()) - row.begin();
-  }
-  if (has_labels_) {
-    const Tensor label = labels_.select(index_);
-    switch (label.dtype()) {
-      case DType::kInt64:
-        p.label = label.values<int64_t>()[0];
-        break;
-      case DType::kInt32:
-        p.label = label.values<int32_t>()[0];
-        break;
-      case DType::kUInt8:
-        p.label = label.values<uint8_t>()[0];
-        break;
-      case DType::kFloat32:
-        p.label = static_cast<int64_t>(label.values<float>()[0]);
-        break;
-      default:
-        break;
-    }
-  }
+  const Tensor label = has_labels_ ? labels_.select(index_) : Tensor();
+  Prediction p = decode_prediction(outputs_.select(index_), features_.select(index_),
+                                   has_labels_ ? &label : nullptr);
   ++index_;
   return p;
 }

@@ -28,6 +28,7 @@
 
 #include "estimator/checkpoint.h"
 #include "estimator/input_pipeline.h"
+#include "estimator/prediction.h"
 #include "estimator/run_config.h"
 #include "estimator/session_run_hook.h"
 #include "model/losses.h"
@@ -37,7 +38,8 @@
 
 namespace sluice {
 
-class MirroredReplicas;  // estimator/mirrored_replicas.h
+class ReplicatedModel;  // estimator/replicated_model.h
+class Strategy;         // strategy/strategy.h
 
 // A compiled Keras model: what tf.keras.estimator.model_to_estimator takes.
 struct ModelSpec {
@@ -57,16 +59,6 @@ struct ModelSpec {
 
 // evaluate()'s result: "loss", each metric by name, and "global_step".
 using EvalResult = std::map<std::string, double>;
-
-// One example of predict(): the model's output row for it, the class it predicts (argmax of the
-// output, or output > 0.5 for a single-unit head), its features and, when the input has labels,
-// its label.
-struct Prediction {
-  Tensor output;
-  int64_t class_id = 0;
-  Tensor features;
-  std::optional<int64_t> label;
-};
 
 class Estimator;
 
@@ -132,7 +124,7 @@ class Estimator {
   Sequential& model() { return spec_.model; }
   // The replicas of RunConfig::train_distribute (replica 0 is model()); null before the first
   // train() with a strategy.
-  MirroredReplicas* train_replicas() { return train_replicas_.get(); }
+  ReplicatedModel* train_replicas() { return train_replicas_.get(); }
   Optimizer& optimizer() { return *spec_.optimizer; }
 
   // The training state as checkpoint tensors: "global_step", "rng/seed", "model/<parameter
@@ -158,9 +150,14 @@ class Estimator {
   CheckpointManager checkpoints_;
   std::vector<std::unique_ptr<Metric>> metrics_;
   int64_t global_step_ = 0;
-  // The replicas of RunConfig::train_distribute / eval_distribute, made on first use.
-  std::unique_ptr<MirroredReplicas> train_replicas_, eval_replicas_;
-  MirroredReplicas& replicas_for(std::unique_ptr<MirroredReplicas>& slot, Strategy& strategy);
+  // The replicas that run every step, made on first use: of RunConfig::train_distribute /
+  // eval_distribute, or one local replica on local_strategy_ without one.
+  std::unique_ptr<ReplicatedModel> train_replicas_, eval_replicas_;
+  std::unique_ptr<Strategy> local_strategy_;
+  Strategy& train_strategy();
+  Strategy& eval_strategy();
+  Strategy& local_strategy();
+  ReplicatedModel& replicas_for(std::unique_ptr<ReplicatedModel>& slot, Strategy& strategy);
 };
 
 }  // namespace sluice

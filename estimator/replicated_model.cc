@@ -1,4 +1,4 @@
-#include "estimator/mirrored_replicas.h"
+#include "estimator/replicated_model.h"
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -62,7 +62,7 @@ std::vector<Tensor> values_of(const std::vector<Parameter*>& parameters) {
 // concurrently): finish_gradient with the other replicas' gradients unless already summed. Keeps
 // one regularization partial per slice, so that the loss adds up in a fixed order whatever the
 // threads did.
-class MirroredReplicas::GradientFinisher {
+class ReplicatedModel::GradientFinisher {
  public:
   GradientFinisher(const std::vector<Sequential*>& models, bool sum_replicas)
       : primary_(models[0]->trainable_parameters()) {
@@ -132,7 +132,7 @@ class MirroredReplicas::GradientFinisher {
   std::vector<Parameter*> frozen_;
 };
 
-MirroredReplicas::MirroredReplicas(Strategy& strategy, Sequential& primary,
+ReplicatedModel::ReplicatedModel(Strategy& strategy, Sequential& primary,
                                    const std::function<Sequential()>& model_fn)
     : strategy_(strategy) {
   models_.push_back(&primary);
@@ -171,7 +171,7 @@ MirroredReplicas::MirroredReplicas(Strategy& strategy, Sequential& primary,
   sync_from_primary();
 }
 
-bool MirroredReplicas::all_workers_have_input(std::optional<int64_t> local_rows) {
+bool ReplicatedModel::all_workers_have_input(std::optional<int64_t> local_rows) {
   agreed_rows_.reset();
   if (strategy_.num_workers() == 1) return local_rows.has_value();
   // [workers with input, their rows]: summed in worker order, identical everywhere.
@@ -182,9 +182,9 @@ bool MirroredReplicas::all_workers_have_input(std::optional<int64_t> local_rows)
   return true;
 }
 
-MirroredReplicas::~MirroredReplicas() = default;
+ReplicatedModel::~ReplicatedModel() = default;
 
-void MirroredReplicas::sync_from_primary() {
+void ReplicatedModel::sync_from_primary() {
   if (models_.size() < 2) return;
   std::vector<std::vector<Tensor>> destinations;
   for (size_t r = 1; r < models_.size(); ++r)
@@ -192,7 +192,7 @@ void MirroredReplicas::sync_from_primary() {
   strategy_.broadcast_to(values_of(models_[0]->parameters()), destinations);
 }
 
-MirroredReplicas::StepResult MirroredReplicas::train_step(
+ReplicatedModel::StepResult ReplicatedModel::train_step(
     const Element& batch, const std::string& features_key, const std::string& labels_key,
     const Loss& loss, const std::vector<std::unique_ptr<Metric>>& metrics) {
   const int n = num_replicas();
@@ -262,7 +262,7 @@ MirroredReplicas::StepResult MirroredReplicas::train_step(
   return result;
 }
 
-void MirroredReplicas::finish_gradients() {
+void ReplicatedModel::finish_gradients() {
   if (finished_regularization_) return;
   GradientFinisher finisher(models_, !replicas_summed_);
   strategy_.execute([&] { finisher.finish_all(); });
@@ -270,7 +270,7 @@ void MirroredReplicas::finish_gradients() {
   finished_regularization_ = finisher.loss();
 }
 
-double MirroredReplicas::apply_gradients(Optimizer& optimizer) {
+double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
   GradientFinisher finisher(models_, !replicas_summed_);
   const std::vector<Parameter*>& primary = finisher.parameters();
   std::vector<std::vector<Parameter*>> others;
@@ -294,7 +294,7 @@ double MirroredReplicas::apply_gradients(Optimizer& optimizer) {
   return *finished_regularization_;
 }
 
-double MirroredReplicas::eval_step(const Element& batch, const std::string& features_key,
+double ReplicatedModel::eval_step(const Element& batch, const std::string& features_key,
                                    const std::string& labels_key, const Loss& loss,
                                    const std::vector<std::unique_ptr<Metric>>& metrics) {
   const int n = num_replicas();
@@ -323,7 +323,7 @@ double MirroredReplicas::eval_step(const Element& batch, const std::string& feat
   return total;
 }
 
-std::map<std::string, Tensor> MirroredReplicas::mean_statistics() {
+std::map<std::string, Tensor> ReplicatedModel::mean_statistics() {
   std::map<std::string, Tensor> out;
   if (models_.size() < 2) return out;
   std::vector<std::vector<Parameter*>> params;

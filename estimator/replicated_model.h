@@ -1,5 +1,7 @@
-// MirroredReplicas: the Estimator's model copies under a distribution strategy (RunConfig::
-// train_distribute / eval_distribute). Replica 0 is the Estimator's own model; the others are built
+// ReplicatedModel: the one place a training or evaluation step runs, for every strategy and for
+// none (RunConfig::train_distribute / eval_distribute; without one, a OneDeviceStrategy: one local
+// replica), so the Estimator, and any loop built on it, has a single step path. Replica 0 is the
+// Estimator's own model; the others are built
 // by ModelSpec::model_fn and start from replica 0's weights. A training step splits the global
 // batch across the replicas and runs forward and backward on each concurrently with the loss
 // divided by the GLOBAL batch (compute_average_loss). The update then sums the gradients over
@@ -38,15 +40,15 @@ namespace sluice {
 
 class Strategy;  // strategy/strategy.h
 
-class MirroredReplicas {
+class ReplicatedModel {
  public:
   // Builds num_local_replicas − 1 extra models with model_fn and copies `primary`'s parameters
   // into them (after receiving the chief's when there are several workers). Throws InvalidArgument
   // when more than one replica is needed and model_fn is empty, or when it builds a model whose
   // parameters differ from primary's in number, path or shape.
-  MirroredReplicas(Strategy& strategy, Sequential& primary,
+  ReplicatedModel(Strategy& strategy, Sequential& primary,
                    const std::function<Sequential()>& model_fn);
-  ~MirroredReplicas();
+  ~ReplicatedModel();
 
   Strategy& strategy() { return strategy_; }
   int num_replicas() const { return static_cast<int>(models_.size()); }

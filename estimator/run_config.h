@@ -41,7 +41,7 @@ struct RunConfig {
   // Distribution strategies (tf.estimator.RunConfig's train_distribute / eval_distribute). Null:
   // the model runs in the caller's thread as without a strategy. With N replicas the input_fn
   // still yields GLOBAL batches, each split across the replicas (split_batch), and the
-  // ModelSpec needs a model_fn to build the replicas' models (estimator/mirrored_replicas.h).
+  // ModelSpec needs a model_fn to build the replicas' models (estimator/replicated_model.h).
   // Checkpoints and summaries are written once, as without a strategy.
   // MultiWorkerMirroredStrategy (one worker per process): each worker's input_fn yields that
   // worker's LOCAL batches (its auto-shard, strategy/auto_shard.h); workers stop together when any

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "estimator/estimator.h"
-#include "estimator/mirrored_replicas.h"
+#include "estimator/replicated_model.h"
 #include "model/activation_layer.h"
 #include "model/batch_normalization.h"
 #include "model/dense.h"
@@ -62,7 +62,7 @@ class ReplicasIdenticalHook final : public SessionRunHook {
  public:
   explicit ReplicasIdenticalHook(Estimator& estimator) : estimator_(estimator) {}
   void after_run(SessionRunContext&, const SessionRunValues&) override {
-    MirroredReplicas* replicas = estimator_.train_replicas();
+    ReplicatedModel* replicas = estimator_.train_replicas();
     ASSERT_NE(replicas, nullptr);
     const auto reference = weights_of(replicas->model(0), true);
     for (int r = 1; r < replicas->num_replicas(); ++r) {
@@ -179,7 +179,7 @@ TEST_F(MirroredEstimatorTest, BatchNormStatisticsArePerReplicaAndSavedAsTheirMea
   config.train_distribute = std::make_shared<MirroredStrategy>(2, 2);
   Estimator est(small_spec(/*batch_norm=*/true), config);
   est.train(separable_input(256, 32), {}, 8);
-  MirroredReplicas& replicas = *est.train_replicas();
+  ReplicatedModel& replicas = *est.train_replicas();
   Layer& bn0 = replicas.model(0).get_layer("batch_normalization");
   Layer& bn1 = replicas.model(1).get_layer("batch_normalization");
   const Parameter* mean0 = bn0.parameters()[2];
