@@ -166,6 +166,7 @@ ReplicatedModel& Estimator::replicas_for(std::unique_ptr<ReplicatedModel>& slot,
                                          Strategy& strategy) {
   if (!slot || &slot->strategy() != &strategy) {
     slot = std::make_unique<ReplicatedModel>(strategy, spec_.model, spec_.model_fn);
+    slot->load_replica_statistics(replica_statistics_);
   }
   return *slot;
 }

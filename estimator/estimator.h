@@ -154,6 +154,8 @@ class Estimator {
   // eval_distribute, or one local replica on local_strategy_ without one.
   std::unique_ptr<ReplicatedModel> train_replicas_, eval_replicas_;
   std::unique_ptr<Strategy> local_strategy_;
+  // Each replica's own statistics from the restored checkpoint, for replicas made after it.
+  std::map<std::string, Tensor> replica_statistics_;
   Strategy& train_strategy();
   Strategy& eval_strategy();
   Strategy& local_strategy();
