@@ -4,9 +4,6 @@
 // labels_key: numeric [batch]}; the Estimator iterates it with a prefetch of 2 batches, so the
 // pipeline produces the next batch while the model runs the current step.
 //
-// Build input_fns in a source file that does not include model headers (estimator/
-// input_pipeline.h says why): this header includes model/ headers and only names Dataset.
-//
 //   Estimator est({make_preset("fashion-cnn"), Loss("nll_loss"), std::make_unique<Adam>(),
 //                  {"accuracy"}},
 //                 {.model_dir = "/tmp/fashion"});
