@@ -34,8 +34,10 @@ struct ImageFolderOptions {
   // The classes in label order; empty: the sub-folder names sorted (byte order, as Python).
   std::vector<std::string> classes;
   ClassMode class_mode = ClassMode::kCategorical;
-  // File extensions kept, compared without letter case ("JPG" is kept).
-  std::vector<std::string> allowed_extensions = {"jpg", "jpeg", "png", "bmp", "ppm", "tif", "tiff"};
+  // File extensions kept, compared without letter case ("JPG" is kept). Only the formats sluice
+  // decodes (JPEG and PNG), so "Found N images" counts images that can be read; Keras' list also
+  // has bmp, ppm and tif, which PIL reads.
+  std::vector<std::string> allowed_extensions = {"jpg", "jpeg", "png"};
   // Whether the listing descends through symbolic links to directories inside class folders.
   bool follow_links = false;
   // Prints "Found N images belonging to K classes." to stdout, as Keras does (N counts the
