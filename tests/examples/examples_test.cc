@@ -4,7 +4,6 @@
 // `sluice predict --grid`, and `sluice bench images`, the command their image pipelines are timed
 // with.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include "core/errors.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
+#include "tests/apps/run_program.h"
 #include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
@@ -66,31 +66,8 @@ void write_fashion_split(const fs::path& dir, const std::string& stem, int n) {
   write_gzip((dir / (stem + "-labels-idx1-ubyte.gz")).string(), labels);
 }
 
-struct ExampleRun {
-  int exit_code = -1;
-  std::string output;     // stdout and stderr.
-  std::string last_line;  // The last non-empty line.
-};
-
-// Runs `program` with `args` in `cwd`.
-ExampleRun run_program(const fs::path& program, const std::string& args, const fs::path& cwd) {
-  const std::string command =
-      "cd '" + cwd.string() + "' && '" + program.string() + "' " + args + " 2>&1";
-  ExampleRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, got);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::istringstream lines(run.output);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \r") != std::string::npos) run.last_line = line;
-  }
-  return run;
-}
+using ExampleRun = testing::ProgramRun;
+using testing::run_program;
 
 // Runs the example binary `name` with `args` in `cwd`.
 ExampleRun run_example(const std::string& name, const std::string& args, const fs::path& cwd) {
