@@ -1,6 +1,6 @@
 // The `sluice` command as users meet it, run as a process: --version, help, the suggestion for a
-// mistyped command, exit statuses (0 ok, 1 error, 2 usage) and errors as JSON under --json; and
-// the edit distance behind the suggestion.
+// mistyped command, exit statuses (0 ok, 1 error, 2 usage) and errors as JSON under --json. Also
+// the helpers behind it: the edit distance and the temporary model_dir.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "apps/command_line.h"
+#include "apps/temporary_model_dir.h"
+#include "core/errors.h"
 #include "tests/apps/run_program.h"
+#include "tests/formats/testing.h"
 
 namespace sluice {
 namespace {
@@ -132,6 +135,45 @@ TEST(EditDistanceTest, CountsEditsAndAdjacentTranspositions) {
   EXPECT_EQ(app::nearest_word("predcit", commands), "predict");
   EXPECT_EQ(app::nearest_word("trn", commands), "");  // Half the word would change.
   EXPECT_EQ(app::nearest_word("xyzzy", commands), "");
+}
+
+// --- The temporary model_dir -----------------------------------------------------------------
+
+TEST(TemporaryModelDirTest, IsANewDirectoryRemovedWithItsContentsUnlessKept) {
+  std::string removed, kept;
+  {
+    app::TemporaryModelDir a, b;
+    EXPECT_NE(a.path(), b.path());
+    for (const auto* dir : {&a, &b}) {
+      EXPECT_TRUE(fs::is_directory(dir->path()));
+      EXPECT_TRUE(fs::equivalent(fs::path(dir->path()).parent_path(), fs::temp_directory_path()));
+      EXPECT_EQ(fs::path(dir->path()).filename().string().rfind("sluice-model-", 0), 0u);
+      EXPECT_TRUE(fs::is_empty(dir->path()));
+    }
+    fs::create_directories(fs::path(a.path()) / "eval");
+    testing::write_file((fs::path(a.path()) / "eval" / "events").string(), "x");
+    testing::write_file((fs::path(b.path()) / "checkpoint").string(), "x");
+    b.keep();
+    EXPECT_TRUE(b.kept());
+    removed = a.path(), kept = b.path();
+  }
+  EXPECT_FALSE(fs::exists(removed));
+  EXPECT_TRUE(fs::exists(fs::path(kept) / "checkpoint"));
+  fs::remove_all(kept);
+}
+
+TEST(TemporaryModelDirTest, IsRemovedWhenAnErrorUnwindsTheRun) {
+  std::string path;
+  EXPECT_THROW(
+      {
+        app::TemporaryModelDir dir;
+        path = dir.path();
+        testing::write_file((fs::path(path) / "model.ckpt-1").string(), "x");
+        throw InvalidArgument("the run failed");
+      },
+      InvalidArgument);
+  EXPECT_FALSE(path.empty());
+  EXPECT_FALSE(fs::exists(path));
 }
 
 }  // namespace
