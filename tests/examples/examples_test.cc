@@ -197,25 +197,51 @@ std::array<uint8_t, 3> pixel(const Tensor& image, int64_t y, int64_t x) {
   return {p[0], p[1], p[2]};
 }
 
+// Cells of 128 × 128 pixels under a 28-pixel title strip.
+constexpr int64_t kCell = 128, kTitle = 28;
+const std::array<uint8_t, 3> kBlue{30, 90, 220}, kRed{220, 40, 40}, kWhite{255, 255, 255};
+
 TEST(PredictionGridTest, FramesRightBlueWrongRedAndHoldsTwentyFiveCells) {
   app::PredictionGrid grid;
-  EXPECT_EQ(grid.pixels().shape(), (Shape{5 * 78, 5 * 64, 3}));
+  EXPECT_EQ(grid.pixels().shape(), (Shape{5 * (kCell + kTitle), 5 * kCell, 3}));
   EXPECT_TRUE(grid.add(gray(28, 28, 0.0f), 3, 3));               // Right: blue frame.
   EXPECT_TRUE(grid.add(gray(28, 28, 1.0f), 3, 4));               // Wrong: red frame.
   EXPECT_TRUE(grid.add(gray(200, 100, 0.5f), std::nullopt, 1));  // Larger than a cell: shrunk.
-  // The frame's top-left corner of cells 0 and 1 (x0 + 1, y0 + title + 1).
-  EXPECT_EQ(pixel(grid.pixels(), 15, 1), (std::array<uint8_t, 3>{30, 90, 220}));
-  EXPECT_EQ(pixel(grid.pixels(), 15, 65), (std::array<uint8_t, 3>{220, 40, 40}));
-  EXPECT_EQ(pixel(grid.pixels(), 15, 129), (std::array<uint8_t, 3>{220, 40, 40}));
+  // The frame's top-left corner of cells 0, 1 and 2 (x0 + 1, y0 + title + 1).
+  EXPECT_EQ(pixel(grid.pixels(), kTitle + 1, 1), kBlue);
+  EXPECT_EQ(pixel(grid.pixels(), kTitle + 1, kCell + 1), kRed);
+  EXPECT_EQ(pixel(grid.pixels(), kTitle + 1, 2 * kCell + 1), kRed);
   // Image centres: black, white, mid gray; the shrunk image stays inside its cell.
-  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 32), (std::array<uint8_t, 3>{0, 0, 0}));
-  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 96), (std::array<uint8_t, 3>{255, 255, 255}));
-  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 160), (std::array<uint8_t, 3>{128, 128, 128}));
-  EXPECT_EQ(pixel(grid.pixels(), 78 + 14 + 32, 160), (std::array<uint8_t, 3>{255, 255, 255}));
+  const int64_t centre = kTitle + kCell / 2;
+  EXPECT_EQ(pixel(grid.pixels(), centre, kCell / 2), (std::array<uint8_t, 3>{0, 0, 0}));
+  EXPECT_EQ(pixel(grid.pixels(), centre, kCell + kCell / 2), kWhite);
+  EXPECT_EQ(pixel(grid.pixels(), centre, 2 * kCell + kCell / 2),
+            (std::array<uint8_t, 3>{128, 128, 128}));
+  EXPECT_EQ(pixel(grid.pixels(), kCell + kTitle + centre, 2 * kCell + kCell / 2), kWhite);
   for (int i = 3; i < 25; ++i) EXPECT_TRUE(grid.add(gray(8, 8, 0.2f), 0, 0));
   EXPECT_TRUE(grid.full());
   EXPECT_FALSE(grid.add(gray(8, 8, 0.2f), 0, 0));
   EXPECT_EQ(grid.cells(), 25);
+}
+
+// As Keras' classification tutorial labels its plot: "predicted NN%" over "(actual)".
+TEST(PredictionGridTest, TitlesCellsWithClassNamesAndConfidence) {
+  app::PredictionGrid grid({"Bag", "Sandal", "A very long class name", "Caf\xc3\xa9"});
+  grid.add(gray(28, 28, 0.5f), 0, 1, 0.874);
+  grid.add(gray(28, 28, 0.5f), 1, 1);
+  grid.add(gray(28, 28, 0.5f), std::nullopt, 7, 1.0);
+  grid.add(gray(28, 28, 0.5f), 2, 3, 0.5);
+  using Title = std::pair<std::string, std::string>;
+  ASSERT_EQ(grid.titles().size(), 4u);
+  EXPECT_EQ(grid.titles()[0], (Title{"Sandal 87%", "(Bag)"}));
+  EXPECT_EQ(grid.titles()[1], (Title{"Sandal", "(Sandal)"}));
+  EXPECT_EQ(grid.titles()[2], (Title{"7 100%", ""}));  // No name for class 7; no label.
+  // Shortened to the cell's 15 characters; a character the font lacks drawn as '?'.
+  EXPECT_EQ(grid.titles()[3], (Title{"Caf? 50%", "(A very long.)"}));
+  // Drawn in the verdict's colour: the top row of "S" (.##) starts one glyph unit in.
+  EXPECT_EQ(pixel(grid.pixels(), 2, 4 + 2), kRed);
+  EXPECT_EQ(pixel(grid.pixels(), 2, 4), kWhite);
+  EXPECT_EQ(pixel(grid.pixels(), 2, kCell + 4 + 2), kBlue);
 }
 
 TEST(PredictionGridTest, WritesAPngAndRejectsNonImages) {
