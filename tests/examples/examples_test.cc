@@ -178,6 +178,9 @@ TEST_F(ExamplesTest, TpuCustomLoopRunsOneStepAndMultipleStepsPerCall) {
       "--data '" + data.string() + "' --tpu local:2 --batch 4 --epochs 1 --steps-per-execution 2",
       dir_);
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  // Progress as the steps go, not only at the end of each loop.
+  EXPECT_NE(run.out.find("  train_step: 1/2 steps, "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  train_multiple_steps: 2/2 steps, "), std::string::npos) << run.out;
   EXPECT_TRUE(std::regex_match(
       run.last_line, std::regex(R"(replicas=2 steps=4 steps_per_execution=2 )"
                                 R"(images_per_sec_one_step=\d+ images_per_sec_multi_step=\d+)")))
