@@ -15,6 +15,7 @@
 
 #include "apps/prediction_grid.h"
 #include "core/errors.h"
+#include "dataset/idx_dataset.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
 #include "tests/apps/run_program.h"
@@ -113,6 +114,46 @@ TEST_F(ExamplesTest, TfdataImagesReportsAMissingFolder) {
       run_example("tfdata_images", "--files 'nowhere/**/*.jpeg' --batches 1", dir_);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("No files matched pattern"), std::string::npos) << run.output;
+}
+
+// Run where the tutorials' data is not, each example names what it looked for and how to get it.
+TEST_F(ExamplesTest, DefaultDataThatIsMissingIsNamedWithHowToGetIt) {
+  const ExampleRun oct = run_example("tfdata_images", "--batches 1", dir_);
+  EXPECT_EQ(oct.exit_code, 1) << oct.output;
+  for (const char* hint : {"OCT2017/train/**/*.jpeg (--files)", "kermany2018", "--files"}) {
+    EXPECT_NE(oct.err.find(hint), std::string::npos) << hint << " in " << oct.err;
+  }
+  const ExampleRun cats = run_example("cats_dogs", "--epochs 1", dir_);
+  EXPECT_EQ(cats.exit_code, 1) << cats.output;
+  for (const char* hint :
+       {"no data set at cats_and_dogs.zip (--data)", "dataset/training_set/{cats,dogs}/*.jpg",
+        "cats_and_dogs_filtered.zip"}) {
+    EXPECT_NE(cats.err.find(hint), std::string::npos) << hint << " in " << cats.err;
+  }
+  const ExampleRun fashion = run_example("fashion_replicas", "--data empty", dir_);
+  EXPECT_EQ(fashion.exit_code, 1) << fashion.output;
+  EXPECT_NE(fashion.err.find("empty/train-images-idx3-ubyte.gz not found"), std::string::npos)
+      << fashion.err;
+}
+
+TEST_F(ExamplesTest, HelpShowsEveryDefault) {
+  const std::string fashion = "=" + std::string(kFashionMnistDir);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> defaults = {
+      {"tfdata_images", {"=OCT2017/train/**/*.jpeg", "=224", "=32", "=100", "=1000", "=42"}},
+      {"cats_dogs", {"=cats_and_dogs.zip", "=dataset/training_set", "=25", "=weights.h5"}},
+      {"fashion_replicas", {fashion, "=8", "=128", "=3", "=0.01", "=fashion_predictions.png"}},
+      {"estimator_mirrored", {fashion, "=[1,2]", "=64", "=200"}},
+      {"tpu_custom_loop", {fashion, "=32", "=128", "=8", "=20"}},
+  };
+  for (const auto& [example, values] : defaults) {
+    const ExampleRun run = run_example(example, "--help", dir_);
+    EXPECT_EQ(run.exit_code, 0) << example << ": " << run.output;
+    for (const std::string& value : values) {
+      EXPECT_NE(run.out.find(value), std::string::npos)
+          << example << " --help lacks " << value << ":\n"
+          << run.out;
+    }
+  }
 }
 
 TEST_F(ExamplesTest, CatsDogsTrainsFromAZipAndSavesKerasWeights) {
