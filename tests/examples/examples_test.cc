@@ -1,15 +1,14 @@
 // Smoke tests of the example programs (apps/examples/): each runs on a tiny data set the test
 // writes — JPEG class folders, a zip of them, Fashion-MNIST-shaped IDX files — with flags for a
-// few steps, and must exit 0 with its summary line last. Also the prediction grid they share with
+// few steps, and must exit 0 with its summary line last; their --help shows every default, and
+// missing default data is named with how to get it. Also the prediction grid they share with
 // `sluice predict --grid`, and `sluice bench images`, the command their image pipelines are timed
 // with.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
