@@ -190,6 +190,7 @@ void run(const Flags& flags) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"Fashion-MNIST on N replicas with DistributedSampler sharding"};
+  app.option_defaults()->always_capture_default();
   app.add_option("--data", flags.data, "folder of the Fashion-MNIST IDX files (.gz)");
   app.add_option("--replicas", flags.replicas, "replicas in sync")->check(CLI::PositiveNumber);
   app.add_option("--batch", flags.batch, "batch size per replica")->check(CLI::PositiveNumber);
