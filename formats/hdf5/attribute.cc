@@ -76,16 +76,10 @@ std::optional<Attribute> find_attribute(const File& f, const Object& o, std::str
     Attribute a = parse_attribute(f, o, m);
     if (a.name == name) return a;
   }
-  if (const Message* m = o.find(kAttributeInfo)) {
-    Cursor c = message_cursor(f, o, *m, "attribute info message");
-    c.skip(1);
-    const uint8_t flags = c.u8();
-    if (flags & 0x01) c.skip(2);
-    if (c.address() != f.undefined()) {
-      throw Unimplemented(str_cat("HDF5 file ", f.path, ": ", o.path,
-                                  " keeps its attributes in dense storage (a fractal heap), which "
-                                  "sluice's HDF5 reader does not support"));
-    }
+  if (const Message* m = o.find(kAttributeInfo); m && in_dense_storage(f, o, *m)) {
+    throw Unimplemented(str_cat("HDF5 file ", f.path, ": ", o.path,
+                                " keeps its attributes in dense storage (a fractal heap), which "
+                                "sluice's HDF5 reader does not support"));
   }
   return std::nullopt;
 }

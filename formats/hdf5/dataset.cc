@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/hdf5/btree.h"
 #include "formats/hdf5/datatype.h"
 #include "formats/hdf5/group.h"
 
@@ -181,20 +182,7 @@ void read_chunks(const File& f, const Object& o, const std::string& label, Curso
       f.corrupt(o.path, node.field,
                 str_cat("chunk B-tree reaches node ", node.address, " twice (a cycle)"));
     }
-    const uint64_t header = 8 + 2 * static_cast<uint64_t>(f.offset_size);
-    const uint64_t start = f.locate(node.address, header, o.path, node.field, "B-tree node");
-    Cursor n(f, o.path, "chunk B-tree node", start, f.size());
-    n.signature("TREE");
-    if (const int type = n.u8(); type != 1) {
-      f.corrupt(o.path, start + 4, str_cat("chunk B-tree node has type ", type));
-    }
-    const int level = n.u8();
-    if (node.level >= 0 && level != node.level) {
-      f.corrupt(o.path, start + 5,
-                str_cat("B-tree node has level ", level, ", expected ", node.level));
-    }
-    const uint64_t entries = n.u16();
-    n.skip(2 * static_cast<uint64_t>(f.offset_size));
+    auto [level, entries, n] = read_btree_node(f, o.path, 1, node.address, node.field, node.level);
     n.need((entries + 1) * key_size + entries * f.offset_size);
     for (uint64_t e = 0; e < entries; ++e) {
       const uint64_t key_at = n.pos();

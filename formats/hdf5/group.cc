@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "formats/hdf5/btree.h"
+
 namespace sluice::hdf5 {
 namespace {
 
@@ -89,20 +91,8 @@ bool visit_symbol_table(const File& f, const Object& group, const Message& m,
       }
       continue;
     }
-    const uint64_t header = 8 + 2 * static_cast<uint64_t>(f.offset_size);
-    const uint64_t start = f.locate(node.address, header, group.path, node.field, "B-tree node");
-    Cursor n(f, group.path, "B-tree node", start, f.size());
-    n.signature("TREE");
-    if (const int type = n.u8(); type != 0) {
-      f.corrupt(group.path, start + 4, str_cat("group B-tree node has type ", type));
-    }
-    const int level = n.u8();
-    if (node.level >= 0 && level != node.level) {
-      f.corrupt(group.path, start + 5,
-                str_cat("B-tree node has level ", level, ", expected ", node.level));
-    }
-    const uint64_t entries = n.u16();
-    n.skip(2 * static_cast<uint64_t>(f.offset_size));  // Siblings.
+    auto [level, entries, n] =
+        read_btree_node(f, group.path, 0, node.address, node.field, node.level);
     n.need((entries + 1) * f.length_size + entries * f.offset_size);
     n.length();  // Keys bound the names below; every child is searched, so they are not needed.
     for (uint64_t i = 0; i < entries; ++i) {
@@ -160,16 +150,10 @@ std::string normalize(std::string_view path) {
 
 bool visit_members(const File& f, const Object& group, const MemberVisitor& visit) {
   if (const Message* m = group.find(kSymbolTable)) return visit_symbol_table(f, group, *m, visit);
-  if (const Message* m = group.find(kLinkInfo)) {
-    Cursor c = message_cursor(f, group, *m, "link info message");
-    c.skip(1);
-    const uint8_t flags = c.u8();
-    if (flags & 0x01) c.skip(8);
-    if (c.address() != f.undefined()) {
-      throw Unimplemented(str_cat("HDF5 file ", f.path, ": group ", group.path,
-                                  " keeps its links in dense storage (a fractal heap), which "
-                                  "sluice's HDF5 reader does not support"));
-    }
+  if (const Message* m = group.find(kLinkInfo); m && in_dense_storage(f, group, *m)) {
+    throw Unimplemented(str_cat("HDF5 file ", f.path, ": group ", group.path,
+                                " keeps its links in dense storage (a fractal heap), which "
+                                "sluice's HDF5 reader does not support"));
   }
   for (const Message& m : group.messages) {
     if (m.type == kLink && visit(parse_link(f, group, m))) return true;

@@ -59,6 +59,17 @@ Cursor message_cursor(const File& f, const Object& o, const Message& m, std::str
   return Cursor(f, o.path, what, m.begin, m.begin + m.size);
 }
 
+bool in_dense_storage(const File& f, const Object& o, const Message& m) {
+  const bool links = m.type == kLinkInfo;
+  Cursor c = message_cursor(f, o, m, links ? "link info message" : "attribute info message");
+  c.skip(1);  // Version.
+  const uint8_t flags = c.u8();
+  // With creation order tracked, the maximum creation index follows: 8 bytes for links, 2 for
+  // attributes.
+  if (flags & 0x01) c.skip(links ? 8 : 2);
+  return c.address() != f.undefined();  // The fractal heap's address.
+}
+
 std::vector<Message> read_object_header(const File& f, uint64_t address, std::string_view object,
                                         uint64_t field) {
   const uint64_t start = f.locate(address, 16, object, field, "object header");

@@ -164,6 +164,11 @@ struct Object {
 // A cursor over message `m` of `o`, describing `what`.
 Cursor message_cursor(const File& f, const Object& o, const Message& m, std::string_view what);
 
+// Whether a link info (IV.A.2.c) or attribute info (IV.A.2.v) message says that `o` keeps its
+// links or attributes in dense storage (a fractal heap) rather than as messages of its header.
+// REQUIRES: m.type is kLinkInfo or kAttributeInfo.
+bool in_dense_storage(const File& f, const Object& o, const Message& m);
+
 // IV.A.1: the messages of the object header at `address`, following continuation blocks. Blocks
 // may not overlap one another, which bounds the work by the file's size and stops continuation
 // cycles. `object` names the object in messages; `field` is where `address` was read.
