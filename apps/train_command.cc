@@ -14,6 +14,7 @@
 #include "apps/commands.h"
 #include "apps/model_setup.h"
 #include "apps/report.h"
+#include "apps/temporary_model_dir.h"
 #include "apps/thread_budget.h"
 #include "apps/train_data.h"
 #include "core/errors.h"
@@ -43,6 +44,7 @@ struct TrainFlags {
   int64_t max_steps = 0;               // --max-steps: stop at this global step.
   int64_t save_checkpoints_steps = 0;  // 0: at every epoch's end.
   std::string model_dir;
+  bool keep_model_dir = false;
   int threads = 0;
   bool json = false;
   std::string export_path;
@@ -220,7 +222,14 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   if (!resuming || choice.decay_steps == 0) choice.decay_steps = last_step;
 
   RunConfig config;
-  config.model_dir = flags.model_dir;
+  // Without --model-dir the run's checkpoints live in a temporary directory, removed at exit
+  // (after the Estimator, declared below it, is gone) unless the user keeps it.
+  std::optional<TemporaryModelDir> temporary;
+  if (flags.model_dir.empty()) {
+    temporary.emplace();
+    if (flags.keep_model_dir) temporary->keep();
+  }
+  config.model_dir = temporary ? temporary->path() : flags.model_dir;
   config.tf_random_seed = choice.seed;
   config.save_checkpoints_steps =
       flags.save_checkpoints_steps > 0 ? flags.save_checkpoints_steps : steps_per_epoch;
@@ -409,7 +418,11 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--model-dir", flags->model_dir,
                   "checkpoints and TensorBoard events; training resumes from its latest "
-                  "checkpoint (default: a new temporary directory)");
+                  "checkpoint (default: a new temporary directory, removed at exit unless "
+                  "--keep-model-dir)");
+  cmd->add_flag("--keep-model-dir", flags->keep_model_dir,
+                "without --model-dir: keep the temporary model_dir (its path is printed) instead "
+                "of removing it at exit");
   cmd->add_option("--seed", flags->seed, "seed of initialisation and shuffling")
       ->capture_default_str();
   cmd->add_option("--threads", flags->threads,
@@ -437,8 +450,10 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--export", flags->export_path, "write the trained weights as Keras HDF5");
   cmd->add_option("--profile", flags->profile_dir,
-                  "write Chrome traces of the train steps and input pipeline stages here "
-                  "(timeline-<step>.json, one per epoch)");
+                  "write Chrome traces of the train steps and input pipeline stages here: "
+                  "timeline-<N>.json, N the global step each ends at, for the first step alone "
+                  "(with the pipeline's start-up), then one per epoch's worth of steps, and the "
+                  "rest at the end");
   cmd->add_flag("--augment", flags->choice.augment,
                 "augment training images as Keras' ImageDataGenerator(shear_range=0.2, "
                 "zoom_range=0.2, horizontal_flip=True)");

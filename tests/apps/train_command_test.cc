@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -266,6 +267,29 @@ TEST_F(TrainCommandTest, NumbersAUserCanGetWrongAreErrors) {
   EXPECT_FALSE(fs::exists(path("bad-flags/sluice_model.json")));
 }
 
+TEST_F(TrainCommandTest, WithoutAModelDirNothingIsLeftBehindUnlessKept) {
+  const std::string temp = path("tmp");
+  fs::create_directories(temp);
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", temp.c_str(), 1);
+  const ProgramRun removed = sluice("train --data '" + path("images") + "' --epochs 1");
+  EXPECT_EQ(removed.exit_code, 0) << removed.output;
+  EXPECT_TRUE(fs::is_empty(temp));
+  const ProgramRun failed = sluice("train --data '" + path("images") + "' --model cats-dogs-cnn");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_TRUE(fs::is_empty(temp));
+  const ProgramRun kept =
+      sluice("train --data '" + path("images") + "' --epochs 1 --keep-model-dir");
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(temp), fs::directory_iterator()), 1);
+  if (before) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+}
+
 TEST_F(TrainCommandTest, EvaluateWithoutACheckpointIsNotFound) {
   // What a SIGKILL during the first checkpoint write leaves: the run's choices, no checkpoint.
   ASSERT_EQ(train(path("images"), "empty-dir", "", 1).exit_code, 0);
@@ -306,6 +330,17 @@ std::vector<int64_t> checkpoint_steps(const fs::path& dir) {
   return steps;
 }
 
+// The step of the checkpoint the index in `dir` names as the latest, -1 when none.
+int64_t indexed_step(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / "checkpoint", ec)) return -1;
+  const std::string index = testing::read_file((dir / "checkpoint").string());
+  const std::string key = "model_checkpoint_path: \"model.ckpt-";
+  const size_t at = index.find(key);
+  if (at == std::string::npos) return -1;
+  return std::atoll(index.c_str() + at + key.size());
+}
+
 // A run killed at a random moment after a mid-epoch checkpoint and started again with the same
 // command ends with the very checkpoint a straight run writes, byte for byte: it resumes with the
 // weights, the optimizer and the input position of the step it saved.
@@ -332,7 +367,8 @@ void expect_killed_run_resumes_exactly(const std::string& name, const std::strin
   Random random(static_cast<uint64_t>(::getpid()));
   bool mid_epoch = false;
   while (!mid_epoch) {
-    for (int64_t step : checkpoint_steps(killed_dir)) mid_epoch |= step % 15 != 0;
+    const int64_t latest = indexed_step(killed_dir);
+    mid_epoch = latest > 0 && latest % 15 != 0;
     if (waitpid(killed, &status, WNOHANG) == killed) {
       GTEST_SKIP() << "the run ended before it could be killed";
     }
@@ -351,11 +387,12 @@ void expect_killed_run_resumes_exactly(const std::string& name, const std::strin
           (strategy.empty() ? "" : " --strategy " + strategy),
       killed_dir.parent_path());
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  const int64_t resumed = *std::max_element(before.begin(), before.end());
-  EXPECT_NE(again.output.find("Resuming from model.ckpt-" + std::to_string(resumed)),
-            std::string::npos)
+  // The newest checkpoint whose write completed: a kill inside a write leaves the one before.
+  const std::string resumed = field(again.last_line, "resumed_from");
+  ASSERT_FALSE(resumed.empty()) << again.output;
+  EXPECT_NE(std::find(before.begin(), before.end(), std::stoll(resumed)), before.end());
+  EXPECT_NE(again.output.find("Resuming from model.ckpt-" + resumed), std::string::npos)
       << again.output;
-  EXPECT_EQ(field(again.last_line, "resumed_from"), std::to_string(resumed));
   EXPECT_EQ(field(again.last_line, "global_step"), "600");
   const std::string last = "model.ckpt-600";
   const std::string straight_bytes =
