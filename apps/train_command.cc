@@ -28,7 +28,6 @@
 #include "estimator/progress_hook.h"
 #include "model/keras_weights.h"
 #include "model/mixed_precision.h"
-#include "strategy/auto_shard.h"
 #include "strategy/mirrored_strategy.h"
 #include "strategy/multi_worker_mirrored_strategy.h"
 #include "strategy/one_device_strategy.h"
@@ -183,6 +182,15 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   }
   const int64_t restored = latest_checkpoint_step(flags.model_dir).value_or(0);
 
+  // Multi-worker: each worker reads its share of the data at the source, and only the chief
+  // prints; errors still reach every worker's stderr.
+  std::shared_ptr<Strategy> strategy =
+      make_strategy(flags.strategy, flags.threads, flags.worker_timeout);
+  const int workers = strategy ? strategy->num_workers() : 1;
+  const int worker = strategy ? strategy->worker_index() : 0;
+  if (workers > 1 && !strategy->is_chief() && std::freopen("/dev/null", "w", stdout) == nullptr) {
+    throw Internal("cannot silence the output of worker " + std::to_string(worker));
+  }
   // A TPU takes only static shapes: every batch full, the partial last one dropped.
   const bool tpu = flags.strategy.rfind("tpu", 0) == 0;
   TrainData data =
@@ -194,6 +202,8 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
                                                .image_size = choice.image_size,
                                                .grayscale = choice.grayscale,
                                                .classes = choice.class_names,
+                                               .num_workers = workers,
+                                               .worker_index = worker,
                                                .verbose = true});
   const std::vector<int64_t> image_shape = {data.image_shape.dim(0), data.image_shape.dim(1),
                                             data.image_shape.dim(2)};
@@ -236,19 +246,8 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   config.keep_checkpoint_max = 5;
   config.steps_per_execution = flags.steps_per_execution;
   if (flags.threads > 0) config.input_options.threads = flags.threads;
-  config.train_distribute = make_strategy(flags.strategy, flags.threads, flags.worker_timeout);
-  InputFn input = run_input(data, choice.seed, steps_per_epoch, restored, epochs);
-  if (config.train_distribute && config.train_distribute->num_workers() > 1) {
-    // Multi-worker: every worker reads the same global batches and keeps its slice (DATA
-    // auto-sharding), so N workers see what N mirrored replicas would. Only the chief prints;
-    // errors still reach every worker's stderr.
-    const int workers = config.train_distribute->num_workers();
-    const int index = config.train_distribute->worker_index();
-    input = [input, workers, index] { return shard_global_batches(input(), workers, index); };
-    if (!config.train_distribute->is_chief() && std::freopen("/dev/null", "w", stdout) == nullptr) {
-      throw Internal("cannot silence the output of worker " + std::to_string(index));
-    }
-  }
+  config.train_distribute = strategy;
+  const InputFn input = run_input(data, choice.seed, steps_per_epoch, restored, epochs);
   config.eval_distribute = config.train_distribute;
   // Layers take the policy when they are made: the Estimator's model and every replica's.
   set_global_policy(Policy(flags.mixed_precision));

@@ -103,8 +103,10 @@ class Estimator {
                    std::optional<int64_t> max_steps = std::nullopt);
 
   // Evaluates the latest checkpoint (or the current weights, saying so, when there is none) over
-  // `steps` batches or the whole input: loss is the mean of the batch losses (TensorFlow's
-  // tf.metrics.mean), each metric accumulates over every example. Writes one summary event at
+  // `steps` batches or the whole input: loss is the mean over examples (each batch's mean weighted
+  // by its size, as Keras), each metric accumulates over every example. Under a multi-worker
+  // eval_distribute each worker evaluates the input its input_fn gives it (its share) and the
+  // loss and metrics are summed across workers, so all report the whole's. Writes one event at
   // the global step into model_dir/eval (model_dir/eval_<name> when named) and logs
   // "Saving dict for global step N: ...". Throws InvalidArgument for steps <= 0.
   EvalResult evaluate(const InputFn& input_fn, std::optional<int64_t> steps = std::nullopt,
