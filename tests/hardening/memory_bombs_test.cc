@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <string>
 
+#include "core/tensor.h"
+#include "formats/jpeg.h"
+#include "tests/formats/archive_writer.h"
 #include "tests/formats/deflate.h"
 #include "tests/formats/testing.h"
 #include "tests/hardening/cli_run.h"
@@ -42,6 +45,24 @@ TEST_F(MemoryBombsTest, GzipRecordDeclaringATebibyte) {
     expect_contains(run.output, "[file: " + file + ", record: 0]");
     EXPECT_EQ(run.output.find("bad_alloc"), std::string::npos) << run.output;
   }
+}
+
+// A zip of two JPEGs, each padded with 600 MiB of zeros (1.2 MB on disk). Reading it for images
+// stops each member at the inflation limit `archive extract` uses, naming the archive and the
+// member, instead of holding 600 MiB per member.
+TEST_F(MemoryBombsTest, ZipOfJpegsPaddedWithZeros) {
+  Tensor pixels(DType::kUInt8, Shape{8, 8, 3});
+  const std::string jpeg = encode_jpeg(pixels);
+  const std::string zip = path("padded.zip");
+  testing::write_padded_zip(zip, {{"cats/a.jpg", jpeg, 600}, {"dogs/b.jpg", jpeg, 600}});
+  ASSERT_LT(fs::file_size(zip), 4u << 20);
+  const testing::CliRun run = run_sluice(
+      "records convert --from " + shell_quote(zip) + " --out " + shell_quote(path("out/r")),
+      kBudgetMib);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  expect_contains(run.output,
+                  "archive " + zip + ": member cats/a.jpg inflates more than 200 times");
+  EXPECT_EQ(run.output.find("bad_alloc"), std::string::npos) << run.output;
 }
 
 }  // namespace
