@@ -16,6 +16,7 @@
 #include "formats/glob.h"
 #include "formats/image.h"
 #include "tests/formats/archive_writer.h"
+#include "tests/formats/padded_zip.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {

@@ -10,10 +10,10 @@
 
 #include "core/errors.h"
 #include "estimator/checkpoint.h"
-#include "formats/crc32c.h"
 #include "tests/estimator/inputs.h"
 #include "tests/estimator/testing.h"
 #include "tests/formats/testing.h"
+#include "tests/fuzz/checkpoint_bytes.h"
 
 namespace sluice {
 namespace {
@@ -71,27 +71,6 @@ TEST_F(CheckpointBadInputTest, FlippedByteInTheLatestFallsBackToThePreviousSayin
   EXPECT_EQ(est.global_step(), 7);
 }
 
-// A checkpoint file of one tensor, as write_checkpoint_file lays it out, with whatever dimensions
-// and byte count the test claims, followed by `payload` and a valid CRC.
-std::string checkpoint_bytes(const std::string& name, DType dtype, std::vector<int64_t> dims,
-                             uint64_t byte_count, const std::string& payload) {
-  std::string out = "SLUICKPT";
-  const auto put = [&out](const auto& value) {
-    out.append(reinterpret_cast<const char*>(&value), sizeof value);
-  };
-  put(uint32_t{1});  // Version.
-  put(uint32_t{1});  // Tensors.
-  put(static_cast<uint32_t>(name.size()));
-  out += name;
-  put(static_cast<uint8_t>(dtype));
-  put(static_cast<uint32_t>(dims.size()));
-  for (int64_t d : dims) put(d);
-  put(byte_count);
-  out += payload;
-  put(masked_crc32c(out.data(), out.size()));
-  return out;
-}
-
 // The CRC is valid, the dimensions absurd: the size is checked against the bytes present before
 // anything is allocated, and restoring falls back to the previous checkpoint as for any other
 // corrupt one.
@@ -111,8 +90,8 @@ TEST_F(CheckpointBadInputTest, AbsurdDimensionsWithAValidCrcFallBackToThePreviou
            Case{{3, 3}, 8, "byte count disagrees with shape of 'dense/kernel'"},
        }) {
     SCOPED_TRACE(c.error);
-    testing::write_file(latest, checkpoint_bytes("dense/kernel", DType::kFloat32, c.dims,
-                                                 c.byte_count, std::string(8, '\0')));
+    testing::write_file(latest, fuzzing::checkpoint_bytes("dense/kernel", DType::kFloat32, c.dims,
+                                                          c.byte_count, std::string(8, '\0')));
     const std::string message = testing::error_of<DataLoss>([&] { read_checkpoint_file(latest); });
     EXPECT_NE(message.find(c.error), std::string::npos) << message;
     EXPECT_NE(message.find(latest), std::string::npos) << message;

@@ -8,8 +8,8 @@
 
 #include "core/tensor.h"
 #include "formats/jpeg.h"
-#include "tests/formats/archive_writer.h"
 #include "tests/formats/deflate.h"
+#include "tests/formats/padded_zip.h"
 #include "tests/formats/testing.h"
 #include "tests/hardening/cli_run.h"
 
