@@ -50,6 +50,8 @@ class Reader {
     return p;
   }
   size_t offset() const { return offset_; }
+  // Bytes from the offset to the trailing CRC.
+  size_t remaining() const { return bytes_.size() - 4 - std::min(offset_, bytes_.size() - 4); }
   [[noreturn]] void fail(const std::string& what) const {
     throw DataLoss("checkpoint " + path_ + ": " + what + " at byte offset " +
                    std::to_string(offset_));
@@ -206,15 +208,25 @@ TensorMap read_checkpoint_file(const std::string& path) {
     if (dtype > static_cast<uint8_t>(DType::kBFloat16)) reader.fail("bad dtype for '" + name + "'");
     const uint32_t rank = reader.get<uint32_t>();
     if (rank > static_cast<uint32_t>(Shape::kMaxRank)) reader.fail("bad rank for '" + name + "'");
+    // The CRC only says the file is the one written: the shape is checked against the bytes
+    // present before anything is allocated for it, so absurd dimensions are DataLoss, not
+    // bad_alloc, and the restore falls back to an older checkpoint.
     std::vector<int64_t> dims(rank);
+    uint64_t bytes_needed = dtype_size(static_cast<DType>(dtype));
+    bool overflow = false;
     for (auto& d : dims) {
       d = reader.get<int64_t>();
       if (d < 0) reader.fail("negative dimension for '" + name + "'");
+      overflow |= __builtin_mul_overflow(bytes_needed, static_cast<uint64_t>(d), &bytes_needed);
+    }
+    if (overflow) reader.fail("dimensions of '" + name + "' overflow 64 bits of bytes");
+    const uint64_t size = reader.get<uint64_t>();
+    if (size != bytes_needed) reader.fail("byte count disagrees with shape of '" + name + "'");
+    if (size > reader.remaining()) {
+      reader.fail("'" + name + "' needs " + std::to_string(size) + " bytes, more than the " +
+                  std::to_string(reader.remaining()) + " left");
     }
     Tensor tensor(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
-    const uint64_t size = reader.get<uint64_t>();
-    if (size != tensor.byte_size())
-      reader.fail("byte count disagrees with shape of '" + name + "'");
     std::memcpy(tensor.raw_data(), reader.take(size), size);
     tensors.emplace(std::move(name), std::move(tensor));
   }
