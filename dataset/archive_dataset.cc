@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/strings.h"
 #include "formats/archive.h"
 #include "formats/glob.h"
 #include "graph/stage.h"
@@ -14,7 +15,9 @@ namespace {
 class ArchiveSource final : public ElementSource {
  public:
   ArchiveSource(std::string path, std::string glob, int64_t max_bytes)
-      : path_(std::move(path)), glob_(std::move(glob)), max_bytes_(max_bytes),
+      : path_(std::move(path)),
+        glob_(std::move(glob)),
+        max_bytes_(max_bytes),
         names_(std::make_shared<const Element::Names>(Element::Names{"path", "bytes"})) {}
 
   bool next(Chunk& out, size_t max) override {
@@ -31,7 +34,10 @@ class ArchiveSource final : public ElementSource {
         if (!glob_.empty() && !glob_match_path(glob_, entry.path)) continue;
         std::vector<Tensor> components{Tensor::scalar(entry.path),
                                        Tensor::scalar(reader_->read_data(max_bytes_))};
-        out.push_back(Item{Element(std::move(components), names_), nullptr});
+        Element element(std::move(components), names_);
+        element.set_origin(
+            ElementOrigin(std::make_shared<const std::string>(str_cat(path_, "/", entry.path))));
+        out.push_back(Item{std::move(element), nullptr});
       }
     } catch (...) {
       done_ = true;
@@ -54,8 +60,8 @@ class ArchiveSource final : public ElementSource {
 Dataset archive_dataset(const std::string& archive_path, const std::string& member_glob,
                         int64_t max_member_bytes) {
   { ArchiveReader check(archive_path); }  // Errors in the archive's name now, not at next().
-  return Dataset::from_plan(make_source(
-      "archive", kUnknownCardinality, [archive_path, member_glob, max_member_bytes] {
+  return Dataset::from_plan(
+      make_source("archive", kUnknownCardinality, [archive_path, member_glob, max_member_bytes] {
         return std::make_unique<ArchiveSource>(archive_path, member_glob, max_member_bytes);
       }));
 }

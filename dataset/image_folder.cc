@@ -325,7 +325,13 @@ Listing list_archive(const std::string& archive, const std::string& subpath,
   return folder;
 }
 
-// The members of an archive folder in the listing's order, with their labels.
+// The origin of an element that is all of the file (or archive member) at `path`.
+ElementOrigin file_origin(const std::string& path) {
+  return ElementOrigin(std::make_shared<const std::string>(path));
+}
+
+// The members of an archive folder in the listing's order, with their labels; each element's
+// origin is "<archive>/<member>".
 class ArchiveFolderSource final : public ElementSource {
  public:
   explicit ArchiveFolderSource(std::shared_ptr<const Listing> folder)
@@ -349,7 +355,9 @@ class ArchiveFolderSource final : public ElementSource {
         if (folder_->class_mode != ClassMode::kNone) {
           components.push_back(class_label(folder_->labels[i], num_classes, folder_->class_mode));
         }
-        out.push_back(Item{Element(std::move(components), names_), nullptr});
+        Element element(std::move(components), names_);
+        element.set_origin(file_origin(folder_->filenames[i]));
+        out.push_back(Item{std::move(element), nullptr});
       }
     } catch (...) {
       out.push_back(Item::failure(std::current_exception()));
@@ -394,8 +402,12 @@ Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls
         [labelled](Element e) {
           const std::string& path = e["path"].item<std::string>();
           Tensor bytes = Tensor::scalar(read_file_bytes(path));
-          if (!labelled) return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}};
-          return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}, {"label", e["label"]}};
+          Element out =
+              labelled
+                  ? Element{{"path", e["path"]}, {"bytes", std::move(bytes)}, {"label", e["label"]}}
+                  : Element{{"path", e["path"]}, {"bytes", std::move(bytes)}};
+          out.set_origin(file_origin(path));
+          return out;
         },
         {.num_parallel_calls = num_parallel_calls});
   }
@@ -431,8 +443,10 @@ Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num
       [channels, labelled](Element e) {
         const std::string& path = e["path"].item<std::string>();
         Tensor image = decode_image(read_file_bytes(path), channels, path);
-        if (!labelled) return Element{{"image", std::move(image)}};
-        return Element{{"image", std::move(image)}, {"label", e["label"]}};
+        Element out = labelled ? Element{{"image", std::move(image)}, {"label", e["label"]}}
+                               : Element{{"image", std::move(image)}};
+        out.set_origin(file_origin(path));
+        return out;
       },
       {.num_parallel_calls = num_parallel_calls});
 }

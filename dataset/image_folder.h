@@ -96,16 +96,21 @@ ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& optio
 void rebuild_dataset(ImageFolder& folder);
 
 // The folder's files with their bytes, in the dataset's order: {"path": string, "bytes": string,
-// "label"} ({"path", "bytes"} for kNone). From a directory each file is read in a map
-// (num_parallel_calls as Dataset::map); from an archive the members are streamed in order by one
-// OrderedMemberReader per iterator (buffers: its window). A file or member that cannot be read is
-// an error naming it, at its place; for an archive it ends the iteration.
+// "label"} ({"path", "bytes"} for kNone), each with its file (the "<archive>/<member>" path for an
+// archive) as its origin, so an error in a later map (a decode) names it. From a directory each
+// file is read in a map (num_parallel_calls as Dataset::map); from an archive the members are
+// streamed in order by one OrderedMemberReader per iterator (buffers: its window). A file or
+// member that cannot be read is an error naming it, at its place; for an archive it ends the
+// iteration.
 Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls = 0);
 
 // The folder's images decoded: {"image": uint8 [h, w, channels], "label"} (or {"image"} alone
-// for kNone). channels as decode_image (0: as encoded). Decode errors name the file (the
-// "<archive>/<member>" path for an archive) and arrive at the element's place; num_parallel_calls
-// as Dataset::map.
+// for kNone), each with its file as its origin. channels as decode_image, which follows Keras'
+// color_mode: 3 ("rgb") repeats grey into RGB and drops alpha, 1 ("grayscale") converts to grey,
+// 16-bit PNGs become 8-bit; 0 keeps each image as encoded, so a folder mixing channel counts or
+// sizes fails where it is batched, with an error naming the file and its shape against the
+// batch's first. Decode errors name the file (the "<archive>/<member>" path for an archive) and
+// arrive at the element's place; num_parallel_calls as Dataset::map.
 Dataset decode_image_folder(const ImageFolder& folder, int channels = 0,
                             int64_t num_parallel_calls = 0);
 

@@ -15,9 +15,9 @@
 namespace sluice {
 namespace {
 
-// Reads the files one after the other. A file that fails to open or read contributes its error
-// as one item and the source moves on, as TensorFlow's TFRecordDataset iterator does ("so that it
-// works with ignore_errors").
+// Reads the files one after the other; each record's origin is its file and index there. A file
+// that fails to open or read contributes its error as one item and the source moves on, as
+// TensorFlow's TFRecordDataset iterator does ("so that it works with ignore_errors").
 class TFRecordSource final : public ElementSource {
  public:
   TFRecordSource(std::shared_ptr<const std::vector<std::string>> files,
@@ -32,6 +32,7 @@ class TFRecordSource final : public ElementSource {
         const std::string& path = (*files_)[next_file_++];
         try {
           reader_.emplace(path, options_);
+          source_ = std::make_shared<const std::string>(path);
         } catch (...) {
           out.push_back(Item::failure(std::current_exception()));
           return true;  // Deliver the error at its place; the next call opens the next file.
@@ -49,7 +50,9 @@ class TFRecordSource final : public ElementSource {
         out.push_back(Item::failure(std::current_exception()));
         return true;
       }
-      out.push_back(Item{Element{std::move(record)}, nullptr});
+      Element element{std::move(record)};
+      element.set_origin(ElementOrigin(source_, reader_->record_index() - 1));
+      out.push_back(Item{std::move(element), nullptr});
     }
     return out.size() > start;
   }
@@ -59,6 +62,7 @@ class TFRecordSource final : public ElementSource {
   TFRecordReaderOptions options_;
   size_t next_file_ = 0;
   std::optional<TFRecordReader> reader_;
+  std::shared_ptr<const std::string> source_;  // The open file's name, the records' origin.
 };
 
 Dataset files_dataset(std::shared_ptr<const std::vector<std::string>> files,

@@ -27,7 +27,8 @@ class BatchIterator final : public StageIterator {
       }
     }
     if (items.empty() || (drop_remainder_ && items.size() < batch_size_)) return false;
-    out.push_back(batch_items(items, padding_));
+    out.push_back(batch_items(items, first_index_, padding_));
+    first_index_ += static_cast<int64_t>(items.size());
     return true;
   }
 
@@ -37,6 +38,7 @@ class BatchIterator final : public StageIterator {
   bool drop_remainder_;
   const PaddingSpec* padding_;
   bool ended_ = false;
+  int64_t first_index_ = 0;  // The input index of the next batch's first element.
 };
 
 class UnbatchNode final : public PlanNodeOf<UnbatchNode> {

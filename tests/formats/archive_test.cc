@@ -283,6 +283,7 @@ TEST_F(ArchiveTest, DatasetStreamsMatchingMembersOfZipAndTar) {
     for (const Element& e : archive_dataset(archive, "dataset/cats/*.jpg")) {
       paths.push_back(e["path"].item<std::string>());
       bytes.push_back(e["bytes"].item<std::string>());
+      EXPECT_EQ(e.origin().to_string(), archive + "/" + paths.back());  // Named in errors.
     }
     EXPECT_EQ(paths, (std::vector<std::string>{"dataset/cats/cat.1.jpg", "dataset/cats/cat.2.jpg"}))
         << format;

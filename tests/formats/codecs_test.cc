@@ -5,12 +5,14 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "formats/image.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
 #include "tests/formats/jpeg_writer.h"
+#include "tests/formats/png16.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -279,6 +281,46 @@ TEST(PngTest, ChannelConversion) {
   EXPECT_EQ(rgba.data<uint8_t>()[0], rgb.data<uint8_t>()[0]);
   EXPECT_EQ(decode_png(bytes, 1).shape(), (Shape{8, 8, 1}));
   EXPECT_THROW(decode_png(bytes, 5), InvalidArgument);
+}
+
+// One pixel per value list, in a row: [1, n, channels].
+Tensor pixels(const std::vector<std::vector<uint8_t>>& values) {
+  const auto channels = static_cast<int64_t>(values[0].size());
+  Tensor t(DType::kUInt8, Shape{1, static_cast<int64_t>(values.size()), channels});
+  uint8_t* p = t.data<uint8_t>();
+  for (const auto& pixel : values) p = std::copy(pixel.begin(), pixel.end(), p);
+  return t;
+}
+
+TEST(PngTest, ToRgbRepeatsGreyAndDropsAlphaKeepingTheColours) {
+  // As tf.io.decode_png(channels=3) and Keras' color_mode="rgb" (PIL's convert("RGB")): the
+  // colour of a transparent pixel is kept, not composed onto black.
+  const Tensor rgba = pixels({{200, 100, 50, 0}, {10, 20, 30, 128}, {1, 2, 3, 255}});
+  EXPECT_TRUE(
+      decode_png(encode_png(rgba), 3).equals(pixels({{200, 100, 50}, {10, 20, 30}, {1, 2, 3}})));
+  const Tensor grey_alpha = pixels({{120, 0}, {60, 200}});
+  EXPECT_TRUE(
+      decode_png(encode_png(grey_alpha), 3).equals(pixels({{120, 120, 120}, {60, 60, 60}})));
+  EXPECT_TRUE(decode_png(encode_png(grey_alpha), 1).equals(pixels({{120}, {60}})));
+  EXPECT_TRUE(
+      decode_png(encode_png(pixels({{7}, {250}})), 3).equals(pixels({{7, 7, 7}, {250, 250, 250}})));
+  EXPECT_TRUE(decode_png(encode_png(rgba), 4).equals(rgba));
+  EXPECT_TRUE(decode_png(encode_png(grey_alpha), 4)
+                  .equals(pixels({{120, 120, 120, 0}, {60, 60, 60, 200}})));
+}
+
+TEST(PngTest, SixteenBitSamplesAreRescaledTo8Bits) {
+  // k * 257 is k in 8 bits (tf.io.decode_png keeps the high byte), not brightened as if linear.
+  const std::vector<uint16_t> grey = {0, 64 * 257, 128 * 257, 65535};
+  EXPECT_TRUE(
+      decode_png(testing::encode_png16(grey, 1, 4, 1)).equals(pixels({{0}, {64}, {128}, {255}})));
+  EXPECT_TRUE(decode_png(testing::encode_png16(grey, 1, 4, 1), 3)
+                  .equals(pixels({{0, 0, 0}, {64, 64, 64}, {128, 128, 128}, {255, 255, 255}})));
+  const std::vector<uint16_t> rgba = {64 * 257, 128 * 257, 192 * 257, 0,
+                                      10 * 257, 20 * 257,  30 * 257,  65535};
+  EXPECT_TRUE(decode_png(testing::encode_png16(rgba, 1, 2, 4), 3)
+                  .equals(pixels({{64, 128, 192}, {10, 20, 30}})));
+  EXPECT_EQ(read_png_header(testing::encode_png16(rgba, 1, 2, 4)).channels, 4);
 }
 
 // Offset of the chunk of `type` (its length field) in a PNG.
