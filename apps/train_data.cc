@@ -560,20 +560,14 @@ TrainData open_records(const std::string& spec, const DataOptions& options) {
   data.image_shape = Shape{g.height, g.width, g.channels};
   const bool split = options.validation_split > 0;
   // Each record's decode names where it came from: its file and record number.
-  auto decode_map = [g](std::shared_ptr<const RecordFiles> files, std::vector<size_t> order,
-                        bool augment) {
-    return [g, files, order, augment](Element e, const ElementContext& context) {
-      const int64_t index = e[0].item<int64_t>();
-      try {
-        const Element parsed = parse_single_example(e[1].item<std::string>(), example_spec());
-        Tensor label = checked_label(parsed["image/class/label"].item<int64_t>(), g);
-        return example(
-            decode_checked(parsed["image/encoded"].item<std::string>(), g, "image/encoded"),
-            std::move(label), g, augment ? &context : nullptr);
-      } catch (...) {
-        std::rethrow_exception(add_error_context(std::current_exception(),
-                                                 str_cat(" [", files->where(order, index), "]")));
-      }
+  // Errors name the record's file and index: the engine carries each record's origin.
+  auto decode_map = [g](bool augment) {
+    return [g, augment](Element e, const ElementContext& context) {
+      const Element parsed = parse_single_example(e[1].item<std::string>(), example_spec());
+      Tensor label = checked_label(parsed["image/class/label"].item<int64_t>(), g);
+      return example(
+          decode_checked(parsed["image/encoded"].item<std::string>(), g, "image/encoded"),
+          std::move(label), g, augment ? &context : nullptr);
     };
   };
   std::vector<size_t> file_order(train->files.size());
@@ -610,7 +604,7 @@ TrainData open_records(const std::string& spec, const DataOptions& options) {
       const Dataset records = record_examples(train, order, options, split ? 0 : -1);
       return training_batches(
           training_share(records.shuffle(buffer, seed), train_count, options)
-              .map(decode_map(train, order, options.augment),
+              .map(decode_map(options.augment),
                    {.num_parallel_calls = options.map_parallelism, .seed = seed}),
           train_count, g, options);
     };
@@ -628,10 +622,9 @@ TrainData open_records(const std::string& spec, const DataOptions& options) {
         test ? test_name : str_cat("a validation split of ", options.validation_split);
     announce(options, data.test_examples, classes, data.test_split);
     data.test = [=] {
-      return batches(
-          evaluation_share(record_examples(held, order, options, test ? -1 : 1), options)
-              .map(decode_map(held, order, false), {.num_parallel_calls = options.map_parallelism}),
-          options);
+      return batches(evaluation_share(record_examples(held, order, options, test ? -1 : 1), options)
+                         .map(decode_map(false), {.num_parallel_calls = options.map_parallelism}),
+                     options);
     };
   }
   return data;
