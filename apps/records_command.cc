@@ -2,6 +2,7 @@
 #include "apps/records_command.h"
 
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +13,7 @@
 #include "apps/report.h"
 #include "core/errors.h"
 #include "core/strings.h"
+#include "dataset/folder_splits.h"
 #include "dataset/idx_dataset.h"
 #include "dataset/image_folder.h"
 #include "formats/example_values.h"
@@ -252,7 +254,7 @@ int64_t show_records(const std::vector<std::string>& files, Compression compress
 }
 
 ConvertResult convert_records(const std::string& from, const std::string& prefix, int64_t shards,
-                              Compression compression) {
+                              Compression compression, uint64_t seed) {
   if (shards < 1) throw InvalidArgument(str_cat("--shards must be at least 1, got ", shards));
   if (compression == Compression::kAuto) compression = Compression::kNone;
   ConvertResult result;
@@ -287,34 +289,56 @@ ConvertResult convert_records(const std::string& from, const std::string& prefix
     throw NotFound(str_cat("records convert: --from ", from,
                            " is neither fashion-mnist[:test] nor an image folder or archive"));
   }
-  ImageFolderOptions options;
-  options.class_mode = ClassMode::kSparse;
-  options.verbose = false;
-  const ImageFolder folder = image_folder(from, options);
-  ShardSet out(prefix, shards, compression);
-  // Files are read in order (from an archive, streamed in the folder's sorted order).
-  for (const Element& e : image_folder_files(folder)) {
-    const std::string& path = e["path"].item<std::string>();
-    std::string bytes = e["bytes"].item<std::string>();
-    const ImageFormat format = sniff_image_format(bytes);
-    int64_t height = 0, width = 0;
-    if (format == ImageFormat::kJpeg) {
-      const JpegHeader h = read_jpeg_header(bytes, path);
-      height = h.height;
-      width = h.width;
-    } else if (format == ImageFormat::kPng) {
-      const PngHeader h = read_png_header(bytes, path);
-      height = h.height;
-      width = h.width;
-    } else {
-      throw InvalidArgument(str_cat(path, ": records convert writes JPEG and PNG images only"));
-    }
-    const int64_t label = e["label"].item<int64_t>();
-    out.write(serialize_example(image_example(std::move(bytes), format, height, width, label,
-                                              folder.class_names[static_cast<size_t>(label)])));
+  // Split folders become one set of shards each (PREFIX-train-…, PREFIX-test-…), never classes;
+  // the held-out split's classes are numbered as the training split's.
+  const FolderSplits splits = find_splits(from);
+  std::vector<std::pair<std::string, std::string>> parts{
+      {splits.train, splits.has_splits ? prefix + "-train" : prefix}};
+  if (!splits.held_out.empty()) {
+    std::string name = splits.held_out_name;
+    name.pop_back();  // "test/" → "test"
+    parts.emplace_back(splits.held_out, prefix + "-" + name);
   }
-  result.records = out.written();
-  result.files = out.commit();
+  std::vector<std::string> classes;
+  std::deque<ShardSet> outputs;  // Stays in place as parts are added.
+  for (const auto& [dir, part_prefix] : parts) {
+    ImageFolder folder = image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
+    if (classes.empty()) {
+      classes = folder.class_names;
+    } else {
+      folder = map_classes(folder, classes);
+    }
+    // In a seeded random order, as TensorFlow's build_image_data writes them, so that a reader
+    // of a shard does not see one class at a time.
+    folder = shuffle_images(folder, seed);
+    ShardSet& out = outputs.emplace_back(part_prefix, shards, compression);
+    for (const Element& e : image_folder_files(folder)) {
+      const std::string& path = e["path"].item<std::string>();
+      std::string bytes = e["bytes"].item<std::string>();
+      const ImageFormat format = sniff_image_format(bytes);
+      int64_t height = 0, width = 0;
+      if (format == ImageFormat::kJpeg) {
+        const JpegHeader h = read_jpeg_header(bytes, path);
+        height = h.height;
+        width = h.width;
+      } else if (format == ImageFormat::kPng) {
+        const PngHeader h = read_png_header(bytes, path);
+        height = h.height;
+        width = h.width;
+      } else {
+        throw InvalidArgument(str_cat(path, ": records convert writes JPEG and PNG images only"));
+      }
+      const int64_t label = e["label"].item<int64_t>();
+      out.write(serialize_example(image_example(std::move(bytes), format, height, width, label,
+                                                classes[static_cast<size_t>(label)])));
+    }
+    result.records += out.written();
+  }
+  // Renamed into place only when every split was written.
+  for (ShardSet& out : outputs) {
+    const std::vector<std::string> files = out.commit();
+    result.files.insert(result.files.end(), files.begin(), files.end());
+  }
   return result;
 }
 
@@ -332,6 +356,7 @@ void add_records_command(CLI::App& app) {
     std::string from;
     std::string out;
     int64_t shards = 1;
+    uint64_t seed = 0;
     int64_t limit = -1;
     bool json = false;
   };
@@ -399,15 +424,18 @@ void add_records_command(CLI::App& app) {
   convert
       ->add_option("--from", flags->from,
                    "fashion-mnist, fashion-mnist:test, an image folder, or a zip or tar of one "
-                   "(ARCHIVE/SUB/PATH picks a folder in it)")
+                   "(ARCHIVE/SUB/PATH picks a folder in it); split folders train/ and test/ (or "
+                   "validation/, val/) give PREFIX-train-… and PREFIX-test-… shards")
       ->required();
   convert->add_option("--out", flags->out, "Output prefix: PREFIX-00000-of-0000N")->required();
+  convert->add_option("--seed", flags->seed, "seed of the order a folder's images are written in")
+      ->capture_default_str();
   convert->add_option("--shards", flags->shards, "Number of output files")->capture_default_str();
   convert->add_option("--compression", flags->compression, "gzip, zlib or none (default none)");
   convert->add_flag("--json", flags->json, "Print the last line as JSON");
   convert->callback([flags] {
     const ConvertResult r = convert_records(flags->from, flags->out, flags->shards,
-                                            records_compression(flags->compression));
+                                            records_compression(flags->compression), flags->seed);
     Report report;
     report.add("records", static_cast<long long>(r.records));
     report.add("files", static_cast<long long>(r.files.size()));

@@ -50,15 +50,18 @@ struct ConvertResult {
 };
 // Writes `from` — "fashion-mnist" (the train split), "fashion-mnist:test", an image folder (one
 // sub-folder per class, JPEG and PNG files), or a zip or tar of one ("x.zip/dataset/training_set"
-// picks the folder inside it; records in the same order as from the extracted folder) — as
+// picks the folder inside it; the same records as from the extracted folder) — as
 // tf.train.Examples with image/encoded (PNG for IDX images, the file's own bytes otherwise),
 // image/format, image/height, image/width, image/class/label and image/class/text, record i to
-// shard i % shards of PREFIX-0000k-of-0000n. PREFIX's directory is created when missing. Shards are
-// written under temporary names and renamed only when all succeeded: on an error no output file is
-// left. Throws InvalidArgument for shards < 1, a file that is not JPEG or PNG or compression kAuto;
-// NotFound for a missing source.
+// shard i % shards of PREFIX-0000k-of-0000n. A folder's images are written in an order shuffled
+// with `seed`, as TensorFlow's build_image_data does; a folder with split folders (train/ beside
+// test/, validation/ or val/, dataset/folder_splits.h) gives PREFIX-train-… and PREFIX-test-…
+// shards, the held-out split's labels numbered as the training split's classes. PREFIX's directory
+// is created when missing. Shards are written under temporary names and renamed only when all
+// succeeded: on an error no output file is left. Throws InvalidArgument for shards < 1, a file that
+// is not JPEG or PNG or compression kAuto; NotFound for a missing source.
 ConvertResult convert_records(const std::string& from, const std::string& prefix, int64_t shards,
-                              Compression compression);
+                              Compression compression, uint64_t seed = 0);
 
 // "gzip" | "zlib" | "none" | "auto" (any case) → the Compression; "" and "auto" → kAuto (GZIP by
 // its magic bytes). Throws InvalidArgument listing the accepted values for anything else.

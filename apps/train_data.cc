@@ -230,57 +230,19 @@ TrainData open_fashion_mnist(const DataOptions& options) {
 
 // The listing of one split, its classes mapped onto `classes` by name (when given).
 ImageFolder list_split(const std::string& dir, const std::vector<std::string>& classes) {
-  ImageFolder folder = image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
-  if (classes.empty() || folder.class_names == classes) return folder;
-  std::vector<int64_t> index_of(folder.class_names.size());
-  for (size_t c = 0; c < folder.class_names.size(); ++c) {
-    const auto it = std::find(classes.begin(), classes.end(), folder.class_names[c]);
-    if (it == classes.end()) {
-      throw InvalidArgument(str_cat("class folder ", dir, "/", folder.class_names[c],
-                                    " is not one of the model's ", classes.size(),
-                                    " classes: ", class_list(classes)));
-    }
-    index_of[c] = it - classes.begin();
-  }
-  for (int64_t& label : folder.labels) label = index_of[static_cast<size_t>(label)];
-  folder.class_names = classes;
-  rebuild_dataset(folder);
-  return folder;
+  const ImageFolder folder =
+      image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
+  return classes.empty() ? folder : map_classes(folder, classes);
 }
 
-// The folder in an order drawn from `seed`: a shuffled epoch that holds names, not images.
-ImageFolder shuffled(const ImageFolder& folder, uint64_t seed) {
-  std::vector<size_t> order(folder.filenames.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  Random random(seed);
-  for (size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[static_cast<size_t>(random.next_u64() % i)]);
-  }
-  ImageFolder out = folder;
-  for (size_t i = 0; i < order.size(); ++i) {
-    out.filenames[i] = folder.filenames[order[i]];
-    out.labels[i] = folder.labels[order[i]];
-    if (!folder.members.empty()) out.members[i] = folder.members[order[i]];
-  }
-  rebuild_dataset(out);
-  return out;
-}
-
-// The elements of `folder` for which keep(position) holds, in their order.
+// The positions of `folder` for which keep(position) holds, in order.
 template <class Keep>
 ImageFolder kept(const ImageFolder& folder, Keep keep) {
-  ImageFolder out = folder;
-  out.filenames.clear();
-  out.labels.clear();
-  out.members.clear();
-  for (size_t i = 0; i < folder.filenames.size(); ++i) {
-    if (!keep(static_cast<int64_t>(i))) continue;
-    out.filenames.push_back(folder.filenames[i]);
-    out.labels.push_back(folder.labels[i]);
-    if (!folder.members.empty()) out.members.push_back(folder.members[i]);
+  std::vector<int64_t> positions;
+  for (int64_t i = 0; i < static_cast<int64_t>(folder.filenames.size()); ++i) {
+    if (keep(i)) positions.push_back(i);
   }
-  rebuild_dataset(out);
-  return out;
+  return select_images(folder, positions);
 }
 
 // This worker's rows of an epoch's ordered listing (is_workers_row).
@@ -387,9 +349,9 @@ TrainData open_folder(const std::string& spec, const DataOptions& options) {
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
       const auto n = static_cast<int64_t>(train.filenames.size());
-      return training_batches(
-          folder_examples(worker_rows(shuffled(train, seed), options), g, options, true, seed), n,
-          g, options);
+      return training_batches(folder_examples(worker_rows(shuffle_images(train, seed), options), g,
+                                              options, true, seed),
+                              n, g, options);
     };
   };
   if (test) {

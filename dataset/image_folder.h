@@ -89,11 +89,20 @@ struct ImageFolder {
 // folder with no images is allowed.
 ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options = {});
 
-// Makes folder.dataset (and the archive reads) follow folder.filenames, labels and members again
-// after the caller reordered, filtered or relabelled them, all three alike: a shuffled epoch, a
-// held-out split, or classes mapped onto a model's. REQUIRES: the three have one size (members
-// empty for a directory) and every label is below class_names.size().
-void rebuild_dataset(ImageFolder& folder);
+// The folder reduced to, or reordered as, the elements at `positions` (indices into its
+// filenames, in the order wanted): a subset such as a held-out split or a worker's share, or a
+// permutation such as a shuffled epoch. Only names are moved; nothing is read. Throws
+// InvalidArgument for a position outside the folder.
+ImageFolder select_images(const ImageFolder& folder, const std::vector<int64_t>& positions);
+
+// A listing of names in an order drawn from `seed` (flow_from_directory's shuffle), the same for
+// the same seed.
+ImageFolder shuffle_images(const ImageFolder& folder, uint64_t seed);
+
+// The folder's labels renumbered onto `classes` by name, as a model trained on those classes
+// reads them (Keras' class_indices): a folder may hold some of the classes, in any order. Throws
+// InvalidArgument naming a class folder that is not among them.
+ImageFolder map_classes(const ImageFolder& folder, const std::vector<std::string>& classes);
 
 // The folder's files with their bytes, in the dataset's order: {"path": string, "bytes": string,
 // "label"} ({"path", "bytes"} for kNone), each with its file (the "<archive>/<member>" path for an

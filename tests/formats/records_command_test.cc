@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -192,28 +193,74 @@ TEST_F(RecordsCommandTest, ConvertImageFolderKeepsOriginalBytes) {
     EXPECT_EQ(entry.path().extension(), "") << "temporary file left: " << entry.path();
   }
   EXPECT_EQ(count_records(r.files, Compression::kAuto), 3);
-  // Round-robin: shard 0 has records 0 and 2.
-  const std::vector<std::string> shard0 = show(r.files[0], -1);
-  ASSERT_EQ(shard0.size(), 2u);
-  const auto first = nlohmann::json::parse(shard0[0]);
-  EXPECT_EQ(first["image/format"]["values"][0], "jpeg");
-  EXPECT_EQ(first["image/height"]["values"][0], 6);
-  EXPECT_EQ(first["image/width"]["values"][0], 10);
-  EXPECT_EQ(first["image/class/label"]["values"][0], 0);
-  EXPECT_EQ(first["image/class/text"]["values"][0], "cat");
-  // The encoded bytes are the file's own.
+  // Round-robin: shard 0 has records 0 and 2 (of a shuffled order).
+  ASSERT_EQ(show(r.files[0], -1).size(), 2u);
+  // The JPEG's record describes it.
+  bool found = false;
+  for (const std::string& file : r.files) {
+    for (const std::string& line : show(file, -1)) {
+      const auto record = nlohmann::json::parse(line);
+      if (record["image/format"]["values"][0] != "jpeg") continue;
+      found = true;
+      EXPECT_EQ(record["image/height"]["values"][0], 6);
+      EXPECT_EQ(record["image/width"]["values"][0], 10);
+      EXPECT_EQ(record["image/class/label"]["values"][0], 0);
+      EXPECT_EQ(record["image/class/text"]["values"][0], "cat");
+    }
+  }
+  EXPECT_TRUE(found);
+  // The encoded bytes are the file's own, each with its label.
   FeatureSpec spec;
   spec["image/encoded"] = FixedLenFeature{Shape{}, DType::kString, std::nullopt};
   spec["image/class/label"] = FixedLenFeature{Shape{}, DType::kInt64, std::nullopt};
-  std::vector<std::string> encoded;
-  std::vector<int64_t> labels;
+  std::multiset<std::pair<std::string, int64_t>> records;
   for (const Element& e : TFRecordDataset(r.files, "GZIP")) {
     const Element parsed = parse_single_example(e[0].item<std::string>(), spec);
-    encoded.push_back(parsed["image/encoded"].item<std::string>());
-    labels.push_back(parsed["image/class/label"].item<int64_t>());
+    records.emplace(parsed["image/encoded"].item<std::string>(),
+                    parsed["image/class/label"].item<int64_t>());
   }
-  EXPECT_EQ(encoded, (std::vector<std::string>{jpeg, png, png}));
-  EXPECT_EQ(labels, (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(records,
+            (std::multiset<std::pair<std::string, int64_t>>{{jpeg, 0}, {png, 1}, {png, 1}}));
+}
+
+TEST_F(RecordsCommandTest, ConvertWritesSplitsApartInASeededOrderNotSortedByClass) {
+  // 12 images a class in train/, and a test/ holding only the second class.
+  for (const char* name : {"train/cat", "train/dog", "test/dog"}) {
+    fs::create_directories(path(std::string("split/") + name));
+  }
+  for (int i = 0; i < 12; ++i) {
+    sluice::testing::write_file(path("split/train/cat/" + std::to_string(i) + ".png"),
+                                encode_png(solid(2, 2, static_cast<uint8_t>(i))));
+    sluice::testing::write_file(path("split/train/dog/" + std::to_string(i) + ".png"),
+                                encode_png(solid(2, 2, static_cast<uint8_t>(100 + i))));
+  }
+  sluice::testing::write_file(path("split/test/dog/0.png"), encode_png(solid(2, 2, 7)));
+  const ConvertResult r = convert_records(path("split"), path("out/fm"), 1, Compression::kNone);
+  EXPECT_EQ(r.records, 25);
+  ASSERT_EQ(r.files, (std::vector<std::string>{path("out/fm-train-00000-of-00001"),
+                                               path("out/fm-test-00000-of-00001")}));
+  auto labels_of = [&](const std::string& file) {
+    std::vector<int64_t> labels;
+    for (const std::string& line : show(file, -1)) {
+      labels.push_back(nlohmann::json::parse(line)["image/class/label"]["values"][0]);
+    }
+    return labels;
+  };
+  // The test split's dog is the training split's class 1, not a class 0 of its own.
+  EXPECT_EQ(labels_of(r.files[1]), (std::vector<int64_t>{1}));
+  const std::vector<int64_t> train = labels_of(r.files[0]);
+  ASSERT_EQ(train.size(), 24u);
+  EXPECT_EQ(std::count(train.begin(), train.end(), 0), 12);
+  EXPECT_FALSE(std::is_sorted(train.begin(), train.end()));
+  const std::set<int64_t> first_half(train.begin(), train.begin() + 12);
+  EXPECT_EQ(first_half.size(), 2u);
+  // The same seed writes the same order; another, another.
+  const ConvertResult again =
+      convert_records(path("split"), path("again/fm"), 1, Compression::kNone);
+  EXPECT_EQ(labels_of(again.files[0]), train);
+  const ConvertResult other =
+      convert_records(path("split"), path("other/fm"), 1, Compression::kNone, /*seed=*/9);
+  EXPECT_NE(labels_of(other.files[0]), train);
 }
 
 TEST_F(RecordsCommandTest, FailedConvertLeavesNothingBehind) {
