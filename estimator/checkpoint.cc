@@ -94,13 +94,17 @@ std::optional<std::string> quoted_value(const std::string& line, const std::stri
   return line.substr(open + 1, close - open - 1);
 }
 
-// The writer's pid of a temporary file write_file_atomically made for a checkpoint or the index
-// ("model.ckpt-<step>.tmp<pid>", "checkpoint.tmp<pid>"); nullopt for any other name.
-std::optional<pid_t> checkpoint_temp_writer(const std::string& name) {
+// The writer's pid of a temporary file write_file_atomically made for a checkpoint, the index
+// or one of `also` ("model.ckpt-<step>.tmp<pid>", "checkpoint.tmp<pid>"); nullopt for any other
+// name.
+std::optional<pid_t> temp_writer(const std::string& name, const std::vector<std::string>& also) {
   const size_t mark = name.rfind(".tmp");
   if (mark == std::string::npos || mark + 4 == name.size()) return std::nullopt;
   const std::string final_name = name.substr(0, mark);
-  if (final_name != kIndexName && !checkpoint_step(final_name)) return std::nullopt;
+  if (final_name != kIndexName && !checkpoint_step(final_name) &&
+      std::find(also.begin(), also.end(), final_name) == also.end()) {
+    return std::nullopt;
+  }
   long long pid = 0;
   for (size_t i = mark + 4; i < name.size(); ++i) {
     if (name[i] < '0' || name[i] > '9' || pid > 1'000'000'000) return std::nullopt;
@@ -110,22 +114,18 @@ std::optional<pid_t> checkpoint_temp_writer(const std::string& name) {
   return static_cast<pid_t>(pid);
 }
 
-// Deletes the temporary files that writers killed mid-write left in `dir`: those of a process
-// no longer running. Files of this process and of live ones (another writer may be mid-write)
-// stay. A model_dir is written by one process at a time, on one host, as TensorFlow's chief does;
-// a pid from another host sharing the directory would be judged by this host's processes.
-void remove_abandoned_temp_files(const std::string& dir) {
+}  // namespace
+
+void remove_abandoned_temp_files(const std::string& dir, const std::vector<std::string>& also) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const auto writer = checkpoint_temp_writer(entry.path().filename().string());
+    const auto writer = temp_writer(entry.path().filename().string(), also);
     if (!writer || *writer == ::getpid()) continue;
     if (::kill(*writer, 0) == 0 || errno != ESRCH) continue;  // Alive (or not ours to signal).
     std::error_code ignored;
     fs::remove(entry.path(), ignored);
   }
 }
-
-}  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
   // The temporary name is unique per process, so concurrent writers cannot interleave bytes.

@@ -290,6 +290,20 @@ TEST_F(TrainCommandTest, WithoutAModelDirNothingIsLeftBehindUnlessKept) {
   }
 }
 
+TEST_F(TrainCommandTest, TheModelDescriptionLeftHalfWrittenByAKilledRunIsRemoved) {
+  ASSERT_EQ(train(path("images"), "half-written", "", 1).exit_code, 0);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  const std::string left = path("half-written/sluice_model.json.tmp" + std::to_string(dead));
+  const std::string live = path("half-written/sluice_model.json.tmp" + std::to_string(getpid()));
+  testing::write_file(left, "{\"model\": ");
+  testing::write_file(live, "{");
+  ASSERT_EQ(sluice("train --model-dir '" + path("half-written") + "' --epochs 2").exit_code, 0);
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_TRUE(fs::exists(live));  // A writer still running may be mid-write.
+}
+
 TEST_F(TrainCommandTest, EvaluateWithoutACheckpointIsNotFound) {
   // What a SIGKILL during the first checkpoint write leaves: the run's choices, no checkpoint.
   ASSERT_EQ(train(path("images"), "empty-dir", "", 1).exit_code, 0);
