@@ -12,6 +12,7 @@
 #include "ops/resize.h"
 #include "python/functions.h"
 #include "python/layout.h"
+#include "strategy/distributed_sampler.h"
 
 namespace sluice::python {
 namespace {
@@ -166,6 +167,46 @@ void bind_torch(py::module_& root) {
       "The op of a class folder's elements (position, path, label) -> (image, label): read, "
       "decode (at a DCT scale when much larger), resize, Keras' random geometry drawn from "
       "(seed, position), then the layout.");
+  py::class_<DistributedSampler>(m, "DistributedSampler", R"doc(
+Which example indices replica `rank` of `num_replicas` reads in an epoch, with the arithmetic of
+torch.utils.data.DistributedSampler (its seeded randperm reproduced exactly, set_epoch, drop_last
+or wrap-around padding).)doc")
+      .def(py::init([](py::object dataset_size, py::object num_replicas, py::object rank,
+                       py::object shuffle, py::object seed, py::object drop_last) {
+             const char* f = "DistributedSampler()";
+             return DistributedSampler(int_arg(dataset_size, f, "dataset_size"),
+                                       static_cast<int>(int_arg(num_replicas, f, "num_replicas")),
+                                       static_cast<int>(int_arg(rank, f, "rank")),
+                                       bool_arg(shuffle, f, "shuffle"), *seed_arg(seed, f, "seed"),
+                                       bool_arg(drop_last, f, "drop_last"));
+           }),
+           py::arg("dataset_size"), py::arg("num_replicas") = 1, py::arg("rank") = 0,
+           py::arg("shuffle") = true, py::arg("seed") = 0, py::arg("drop_last") = false)
+      .def(
+          "set_epoch",
+          [](DistributedSampler& s, py::object epoch) {
+            s.set_epoch(int_arg(epoch, "DistributedSampler.set_epoch()", "epoch"));
+          },
+          py::arg("epoch"))
+      .def_property_readonly("epoch", &DistributedSampler::epoch)
+      .def(
+          "indices",
+          [](const DistributedSampler& s) {
+            std::vector<int64_t> indices;
+            {
+              py::gil_scoped_release release;
+              indices = s.indices();
+            }
+            return to_python(Tensor::from_vector(indices));
+          },
+          "This replica's indices for the epoch, in reading order (int64 array).")
+      .def("__iter__",
+           [](const DistributedSampler& s) {
+             return py::iter(
+                 py::module_::import("builtins")
+                     .attr("list")(to_python(Tensor::from_vector(s.indices())).attr("tolist")()));
+           })
+      .def("__len__", &DistributedSampler::size);
   root.def(
       "mix_seed",
       [](py::object a, py::object b) {

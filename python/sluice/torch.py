@@ -17,13 +17,16 @@ Importing this module imports torch; `import sluice` does not.
 """
 import math
 
+import numpy as np
 import torch
 from torch.utils.dlpack import from_dlpack
 
 from . import _sluice
 from .data import AUTOTUNE, Dataset
 
-__all__ = ["DataLoader", "iterate", "to_torch"]
+__all__ = ["DataLoader", "DistributedSampler", "iterate", "to_torch"]
+
+DistributedSampler = _sluice.torch.DistributedSampler
 
 
 def to_torch(value):
@@ -54,9 +57,11 @@ class DataLoader:
       sluice.data.fashion_mnist gives), or a directory of class sub-folders (or a zip/tar of
       one), whose elements are (image, label) with label the class index (int64).
     batch_size, shuffle, seed, drop_last: as torch.utils.data.DataLoader's.
-    num_replicas, rank: as DistributedSampler's: each epoch's order (shuffled from (seed, epoch)
-      or as listed) is padded by wrapping around to a multiple of num_replicas (cut to one when
-      drop_last), and replica `rank` takes positions rank, rank + num_replicas, ...
+    num_replicas, rank: as DistributedSampler's: each epoch's order is padded by wrapping around
+      to a multiple of num_replicas (cut to one when drop_last), and replica `rank` takes
+      positions rank, rank + num_replicas, ... For a folder the order is exactly PyTorch's
+      (sluice's DistributedSampler reproduces its seeded randperm of seed + epoch); a Dataset is
+      streamed, shuffled with a buffer of its whole length seeded from (seed, epoch).
     channels_first: images [b, c, h, w] (PyTorch's layout; default) or [b, h, w, c]; the
       transpose happens in C++ as each example is written into its batch.
     dtype: torch.float32 (uint8 images scaled to [0, 1], as ToTensor) or torch.uint8 (pixels as
@@ -111,15 +116,18 @@ class DataLoader:
                                  f"{color_mode!r}")
             folder = _sluice.data.image_folder(dataset_or_folder)
             self.classes = list(folder.class_names)
-            self._examples = Dataset.from_tensor_slices(
-                (list(folder.filenames), list(folder.labels)))
+            self._paths = np.asarray(folder.filenames, dtype=object)
+            self._labels = np.asarray(folder.labels, dtype=np.int64)
+            self._examples = None
             # Checks the arguments now rather than at the first batch.
             _sluice.torch.folder_image(image_size, channels, interpolation, augment,
                                        channels_first, layout_dtype, 0)
             self._element_op = lambda epoch_seed: _sluice.torch.folder_image(
                 image_size, channels, interpolation, augment, channels_first, layout_dtype,
                 epoch_seed)
-        n = self._examples.cardinality()
+            self._sampler = DistributedSampler(len(self._paths), num_replicas, rank, self.shuffle,
+                                               self.seed, self.drop_last)
+        n = len(self._paths) if self._examples is None else self._examples.cardinality()
         if n < 0:
             raise ValueError("DataLoader: the dataset must be finite and of known length "
                              "(cardinality() >= 0)")
@@ -139,25 +147,31 @@ class DataLoader:
         return math.ceil(self._per_replica / self.batch_size)
 
     def _epoch_dataset(self, skip_batches):
-        n = self._examples_total
         epoch_seed = _sluice.mix_seed(self.seed, self.epoch)
-        order = self._examples
-        if self.shuffle:
-            order = order.shuffle(max(n, 1), seed=epoch_seed, reshuffle_each_iteration=False)
-        if self.num_replicas > 1:
-            total = self._per_replica * self.num_replicas
-            if total > n:
-                order = order.concatenate(order.take(total - n))
-            else:
-                order = order.take(total)
-            order = order.shard(self.num_replicas, self.rank)
-        is_folder = self.classes is not None
-        if is_folder:
-            order = order.enumerate()  # The position the augmentation is drawn from.
-        order = order.skip(skip_batches * self.batch_size)
-        return order.map_and_batch(self._element_op(epoch_seed), self.batch_size,
-                                   drop_remainder=self.drop_last,
-                                   num_parallel_calls=self._num_parallel_calls).prefetch(1)
+        if self._examples is None:
+            # A folder: this replica's files in PyTorch's order, numbered by their position in
+            # it (the augmentation's draw).
+            self._sampler.set_epoch(self.epoch)
+            order = self._sampler.indices()
+            examples = Dataset.from_tensor_slices(
+                (np.arange(len(order)), self._paths[order], self._labels[order]))
+        else:
+            examples = self._examples
+            n = self._examples_total
+            if self.shuffle:
+                examples = examples.shuffle(max(n, 1), seed=epoch_seed,
+                                            reshuffle_each_iteration=False)
+            if self.num_replicas > 1:
+                total = self._per_replica * self.num_replicas
+                if total > n:
+                    examples = examples.concatenate(examples.take(total - n))
+                else:
+                    examples = examples.take(total)
+                examples = examples.shard(self.num_replicas, self.rank)
+        examples = examples.skip(skip_batches * self.batch_size)
+        return examples.map_and_batch(self._element_op(epoch_seed), self.batch_size,
+                                      drop_remainder=self.drop_last,
+                                      num_parallel_calls=self._num_parallel_calls).prefetch(1)
 
     def __iter__(self):
         start = self._resume_at

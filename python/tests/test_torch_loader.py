@@ -81,3 +81,22 @@ def test_dataset_batches_with_layout():
                                torch.from_numpy(images[4:8].transpose(0, 3, 1, 2) / np.float32(255)))
     with pytest.raises(ValueError, match="rank"):
         DataLoader(ds, batch_size=2, num_replicas=2, rank=2)
+
+
+def test_the_sampler_is_pytorchs_and_orders_the_folder(image_folder):
+    from torch.utils.data import DistributedSampler as TorchSampler
+
+    from sluice.torch import DistributedSampler
+    for replicas, rank, drop_last in ((1, 0, False), (3, 2, False), (5, 1, True)):
+        ours = DistributedSampler(23, replicas, rank, shuffle=True, seed=11, drop_last=drop_last)
+        theirs = TorchSampler(range(23), replicas, rank, shuffle=True, seed=11,
+                              drop_last=drop_last)
+        ours.set_epoch(4)
+        theirs.set_epoch(4)
+        assert ours.indices().tolist() == list(theirs) and len(ours) == len(theirs)
+    loader = folder_loader(image_folder, batch_size=12, augment=None, num_replicas=1)
+    loader.set_epoch(3)
+    labels = next(iter(loader))[1].tolist()
+    sampler = TorchSampler(range(12), 1, 0, shuffle=True, seed=5)
+    sampler.set_epoch(3)
+    assert labels == [0 if i < 6 else 1 for i in sampler]
