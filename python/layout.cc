@@ -83,6 +83,15 @@ Tensor to_layout(const Tensor& images, const Layout& layout) {
   return out;
 }
 
+void write_image(const float* in, int64_t height, int64_t width, int64_t channels,
+                 const Layout& layout, void* out) {
+  if (layout.dtype == DType::kUInt8) {
+    write(in, static_cast<uint8_t*>(out), 1, height, width, channels, layout.channels_first, 1.0f);
+  } else {
+    write(in, static_cast<float*>(out), 1, height, width, channels, layout.channels_first, 1.0f);
+  }
+}
+
 Element to_layout(Element element, const Layout& layout, int image_rank) {
   if (element.is_named() && element.has("image")) {
     Tensor& image = element["image"];

@@ -22,6 +22,11 @@ struct Layout {
 // when nothing changes. Throws InvalidArgument for another rank or a non-numeric tensor.
 Tensor to_layout(const Tensor& images, const Layout& layout);
 
+// Writes one float32 image [height, width, channels] (row-major at `in`) to `out` in `layout`'s
+// order and dtype (unset: float32): how a batch task writes an image straight into its slot.
+void write_image(const float* in, int64_t height, int64_t width, int64_t channels,
+                 const Layout& layout, void* out);
+
 // The element with its image components in `layout`: the component "image" of a named element,
 // else every numeric component of rank `image_rank` (3 for one example, 4 for a batch).
 Element to_layout(Element element, const Layout& layout, int image_rank);

@@ -64,7 +64,12 @@ RandomTransformOptions augment_arg(py::handle value, const char* function) {
   return o;
 }
 
-struct FolderImage {
+// The op of a class folder's loader: a batch of listed files (positions, paths, labels) ->
+// (images, labels). One task per batch, as image_data_generator's: each image is read, decoded
+// (at a DCT scale when much larger than the target), resized, given Keras' random geometry drawn
+// from (seed, position) and written straight into its slot of the batch, in the layout asked
+// for; the batch is never copied.
+struct FolderBatch {
   ImageSize size;
   int channels = 3;
   ResizeMethod method = ResizeMethod::kBilinear;
@@ -73,38 +78,56 @@ struct FolderImage {
   Layout layout;
   uint64_t seed = 0;
 
-  // (position, path, label) -> (image, label).
   Element operator()(Element e, const ElementContext&) const {
-    if (e.size() != 3) {
+    if (e.size() != 3 || e[0].rank() != 1) {
       throw InvalidArgument(
-          str_cat("folder loader: expects (position, path, label), got ", e.debug_string()));
+          str_cat("folder loader: expects a batch (positions, paths, labels), "
+                  "got ",
+                  e.debug_string()));
     }
-    const int64_t position = e[0].item<int64_t>();
-    const std::string path(e[1].strings()[0]);
-    thread_local std::string buffer;
-    Tensor image;
-    try {
-      image = decode_image_at_least(read_file_bytes(path, buffer), size, channels, path);
-      if (image.dim(0) != size.height || image.dim(1) != size.width) {
-        image = resize(image, size, method);
+    const auto positions = e[0].values<int64_t>();
+    const StringElements paths = e[1].strings();
+    const auto b = static_cast<int64_t>(positions.size());
+    const DType dtype = layout.dtype.value_or(DType::kFloat32);
+    const Shape image_shape = layout.channels_first ? Shape{channels, size.height, size.width}
+                                                    : Shape{size.height, size.width, channels};
+    const int64_t per_image = image_shape.num_elements();
+    Tensor images = Tensor::uninitialized(dtype, image_shape.prepend(b));
+    // uint8 batches keep the pixels' units; float32 ones are in [0, 1], as ToTensor.
+    const float scale = dtype == DType::kUInt8 ? 1.0f : 1.0f / 255;
+    const bool direct = dtype == DType::kFloat32 && !layout.channels_first;
+    thread_local std::string file_bytes;
+    thread_local std::vector<float> pixels;
+    for (int64_t i = 0; i < b; ++i) {
+      const std::string path(paths[i]);
+      Tensor image;
+      try {
+        image = decode_image_at_least(read_file_bytes(path, file_bytes), size, channels, path);
+        if (image.dim(0) != size.height || image.dim(1) != size.width) {
+          image = resize(image, size, method);
+        }
+      } catch (...) {
+        std::rethrow_exception(
+            add_error_context(std::current_exception(), str_cat(" [file ", path, "]")));
       }
-    } catch (...) {
-      std::rethrow_exception(
-          add_error_context(std::current_exception(), str_cat(" [file ", path, "]")));
+      AffineTransformParams params;
+      if (augmented) {
+        Random random(seed, static_cast<uint64_t>(positions[static_cast<size_t>(i)]));
+        params = random_transform_params(augment, size.height, size.width, random);
+      }
+      char* slot = static_cast<char*>(images.raw_data()) +
+                   i * per_image * static_cast<int64_t>(dtype_size(dtype));
+      if (direct) {
+        apply_affine_transform_to_float(image, params, FillMode::kNearest, 0, scale,
+                                        reinterpret_cast<float*>(slot));
+        continue;
+      }
+      pixels.resize(static_cast<size_t>(per_image));
+      apply_affine_transform_to_float(image, params, FillMode::kNearest, 0, scale, pixels.data());
+      write_image(pixels.data(), size.height, size.width, channels,
+                  {.channels_first = layout.channels_first, .dtype = dtype}, slot);
     }
-    AffineTransformParams params;
-    if (augmented) {
-      Random random(seed, static_cast<uint64_t>(position));
-      params = random_transform_params(augment, size.height, size.width, random);
-    }
-    // One resampling pass to float32 (the identity when not augmenting), scaled to [0, 1] for
-    // float32 batches, then the layout's transpose and cast in a second pass over the image.
-    const float scale = layout.dtype == DType::kUInt8 ? 1.0f : 1.0f / 255;
-    Tensor pixels = Tensor::uninitialized(DType::kFloat32, image.shape());
-    apply_affine_transform_to_float(image, params, FillMode::kNearest, 0, scale,
-                                    pixels.data<float>());
-    return Element{
-        to_layout(pixels, {.channels_first = layout.channels_first, .dtype = layout.dtype}), e[2]};
+    return Element{std::move(images), e[2]};
   }
 };
 
@@ -132,11 +155,11 @@ void bind_torch(py::module_& root) {
       "of rank image_rank) in channels-first order and/or another dtype (uint8 values times "
       "uint8_scale), in one C++ pass.");
   m.def(
-      "folder_image",
+      "folder_batch",
       [](py::object image_size, py::object channels, py::object interpolation, py::object augment,
          py::object channels_first, py::object dtype, py::object seed) {
         const char* f = "folder_image()";
-        FolderImage op;
+        FolderBatch op;
         py::sequence size = py::reinterpret_borrow<py::sequence>(image_size);
         op.size = {int_arg(size[0], f, "image_size"), int_arg(size[1], f, "image_size")};
         op.channels = static_cast<int>(int_arg(channels, f, "channels"));
@@ -160,13 +183,13 @@ void bind_torch(py::module_& root) {
         op.layout = {.channels_first = bool_arg(channels_first, f, "channels_first"),
                      .dtype = layout_dtype_arg(dtype, f)};
         op.seed = seed_arg(seed, f, "seed").value_or(0);
-        return Op::of_whole_element("folder_image", op);
+        return Op::of_whole_element("folder_batch", op);
       },
       py::arg("image_size"), py::arg("channels"), py::arg("interpolation"), py::arg("augment"),
       py::arg("channels_first"), py::arg("dtype"), py::arg("seed"),
-      "The op of a class folder's elements (position, path, label) -> (image, label): read, "
-      "decode (at a DCT scale when much larger), resize, Keras' random geometry drawn from "
-      "(seed, position), then the layout.");
+      "The op of a class folder's batches (positions, paths, labels) -> (images, labels): "
+      "read, decode (at a DCT scale when much larger), resize, Keras' random geometry drawn "
+      "from (seed, position), written into the batch in the layout.");
   py::class_<DistributedSampler>(m, "DistributedSampler", R"doc(
 Which example indices replica `rank` of `num_replicas` reads in an epoch, with the arithmetic of
 torch.utils.data.DistributedSampler (its seeded randperm reproduced exactly, set_epoch, drop_last

@@ -120,9 +120,9 @@ class DataLoader:
             self._labels = np.asarray(folder.labels, dtype=np.int64)
             self._examples = None
             # Checks the arguments now rather than at the first batch.
-            _sluice.torch.folder_image(image_size, channels, interpolation, augment,
+            _sluice.torch.folder_batch(image_size, channels, interpolation, augment,
                                        channels_first, layout_dtype, 0)
-            self._element_op = lambda epoch_seed: _sluice.torch.folder_image(
+            self._element_op = lambda epoch_seed: _sluice.torch.folder_batch(
                 image_size, channels, interpolation, augment, channels_first, layout_dtype,
                 epoch_seed)
             self._sampler = DistributedSampler(len(self._paths), num_replicas, rank, self.shuffle,
@@ -169,9 +169,14 @@ class DataLoader:
                     examples = examples.take(total)
                 examples = examples.shard(self.num_replicas, self.rank)
         examples = examples.skip(skip_batches * self.batch_size)
+        if self._examples is None:
+            # A folder's batch is one task that writes each image into its slot.
+            return (examples.batch(self.batch_size, drop_remainder=self.drop_last)
+                    .map(self._element_op(epoch_seed), num_parallel_calls=self._num_parallel_calls)
+                    .prefetch(2))
         return examples.map_and_batch(self._element_op(epoch_seed), self.batch_size,
                                       drop_remainder=self.drop_last,
-                                      num_parallel_calls=self._num_parallel_calls).prefetch(1)
+                                      num_parallel_calls=self._num_parallel_calls).prefetch(2)
 
     def __iter__(self):
         start = self._resume_at
