@@ -52,6 +52,31 @@ std::vector<float> floats_arg(py::handle value, const char* function, const char
   return out;
 }
 
+int64_t required_int(py::handle value, const char* function, const char* name) {
+  return int_arg(required(value, function, name), function, name);
+}
+
+// crop_to_bounding_box and pad_to_bounding_box: one image and the same four numbers.
+template <Tensor (*kOp)(const Tensor&, int64_t, int64_t, int64_t, int64_t)>
+void def_bounding_box_op(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](py::object image, py::object offset_height, py::object offset_width,
+             py::object target_height, py::object target_width) {
+        const std::string f = str_cat(name, "()");
+        const int64_t oh = required_int(offset_height, f.c_str(), "offset_height");
+        const int64_t ow = required_int(offset_width, f.c_str(), "offset_width");
+        const int64_t th = required_int(target_height, f.c_str(), "target_height");
+        const int64_t tw = required_int(target_width, f.c_str(), "target_width");
+        return op_or_call(image, Op::of_tensor(name, [=](const Tensor& t, const Context&) {
+                            return kOp(t, oh, ow, th, tw);
+                          }));
+      },
+      py::arg("image") = py::none(), py::arg("offset_height") = py::none(),
+      py::arg("offset_width") = py::none(), py::arg("target_height") = py::none(),
+      py::arg("target_width") = py::none());
+}
+
 }  // namespace
 
 void bind_image_ops(py::module_& root) {
@@ -138,8 +163,8 @@ void bind_image_ops(py::module_& root) {
       [](py::object image, py::object target_height, py::object target_width, py::object method,
          py::object antialias) {
         const char* f = "resize_with_pad()";
-        const int64_t h = int_arg(required(target_height, f, "target_height"), f, "target_height");
-        const int64_t w = int_arg(required(target_width, f, "target_width"), f, "target_width");
+        const int64_t h = required_int(target_height, f, "target_height");
+        const int64_t w = required_int(target_width, f, "target_width");
         const ResizeMethod r = method_arg(method, f);
         const bool a = bool_arg(antialias, f, "antialias");
         return op_or_call(image,
@@ -150,40 +175,8 @@ void bind_image_ops(py::module_& root) {
       py::arg("image") = py::none(), py::arg("target_height") = py::none(),
       py::arg("target_width") = py::none(), py::arg("method") = "bilinear",
       py::arg("antialias") = false);
-  m.def(
-      "crop_to_bounding_box",
-      [](py::object image, py::object offset_height, py::object offset_width,
-         py::object target_height, py::object target_width) {
-        const char* f = "crop_to_bounding_box()";
-        const int64_t oh = int_arg(required(offset_height, f, "offset_height"), f, "offset_height");
-        const int64_t ow = int_arg(required(offset_width, f, "offset_width"), f, "offset_width");
-        const int64_t th = int_arg(required(target_height, f, "target_height"), f, "target_height");
-        const int64_t tw = int_arg(required(target_width, f, "target_width"), f, "target_width");
-        return op_or_call(
-            image, Op::of_tensor("crop_to_bounding_box", [=](const Tensor& t, const Context&) {
-              return crop_to_bounding_box(t, oh, ow, th, tw);
-            }));
-      },
-      py::arg("image") = py::none(), py::arg("offset_height") = py::none(),
-      py::arg("offset_width") = py::none(), py::arg("target_height") = py::none(),
-      py::arg("target_width") = py::none());
-  m.def(
-      "pad_to_bounding_box",
-      [](py::object image, py::object offset_height, py::object offset_width,
-         py::object target_height, py::object target_width) {
-        const char* f = "pad_to_bounding_box()";
-        const int64_t oh = int_arg(required(offset_height, f, "offset_height"), f, "offset_height");
-        const int64_t ow = int_arg(required(offset_width, f, "offset_width"), f, "offset_width");
-        const int64_t th = int_arg(required(target_height, f, "target_height"), f, "target_height");
-        const int64_t tw = int_arg(required(target_width, f, "target_width"), f, "target_width");
-        return op_or_call(
-            image, Op::of_tensor("pad_to_bounding_box", [=](const Tensor& t, const Context&) {
-              return pad_to_bounding_box(t, oh, ow, th, tw);
-            }));
-      },
-      py::arg("image") = py::none(), py::arg("offset_height") = py::none(),
-      py::arg("offset_width") = py::none(), py::arg("target_height") = py::none(),
-      py::arg("target_width") = py::none());
+  def_bounding_box_op<crop_to_bounding_box>(m, "crop_to_bounding_box");
+  def_bounding_box_op<pad_to_bounding_box>(m, "pad_to_bounding_box");
   m.def(
       "central_crop",
       [](py::object image, py::object central_fraction) {

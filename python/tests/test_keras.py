@@ -32,3 +32,18 @@ def test_channels_first_is_the_transposed_batch(image_folder):
     last, first_ = first("channels_last"), first("channels_first")
     assert first_.shape == (4, 3, 12, 14)
     np.testing.assert_array_equal(first_, last.transpose(0, 3, 1, 2))
+
+
+def test_preprocessing_function_runs_python_inside_the_cpp_batches(image_folder):
+    calls = []
+
+    def darken(x):
+        calls.append(x.shape)
+        return x * 0 + 51  # In 0-255 units, before rescale.
+
+    gen = ImageDataGenerator(rescale=1 / 255, preprocessing_function=darken)
+    flow = gen.flow_from_directory(image_folder, target_size=(8, 8), batch_size=6,
+                                   class_mode="sparse", seed=1, verbose=False)
+    batches = [x for x, _ in flow]
+    np.testing.assert_allclose(np.concatenate(batches), 0.2, rtol=1e-6)
+    assert len(calls) == 12 and calls[0] == (8, 8, 3)
