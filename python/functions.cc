@@ -101,15 +101,12 @@ void check_callable(py::handle f, const char* function, const char* name) {
 
 }  // namespace
 
-MapFunction map_function_of(py::handle f, const char* function, std::optional<uint64_t>* seed,
-                            bool* is_python) {
+MapFunction map_function_of(py::handle f, const char* function, std::optional<uint64_t>* seed) {
   if (std::optional<Op> op = op_of(f)) {
     if (seed != nullptr && !*seed && op->seed()) *seed = op->seed();
-    if (is_python != nullptr) *is_python = false;
     return op->map_function();
   }
   check_callable(f, function, "map_func");
-  if (is_python != nullptr) *is_python = true;
   return [fn = PyRef(py::reinterpret_borrow<py::object>(f))](Element e, const ElementContext&) {
     return call_python([&] {
       py::tuple args = to_python_args(e);

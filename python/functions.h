@@ -59,13 +59,12 @@ class Op {
 // gives one) runs in C++; any other callable is called with the element's components as
 // arguments (a dict for named ones) and its result converted back. `seed` is set to the op's
 // seed when it has one. Throws TypeError naming `function` for a value that is neither.
-MapFunction map_function_of(py::handle f, const char* function, std::optional<uint64_t>* seed,
-                            bool* is_python = nullptr);
+MapFunction map_function_of(py::handle f, const char* function, std::optional<uint64_t>* seed);
 Predicate predicate_of(py::handle f, const char* function);
 DatasetFunction dataset_function_of(py::handle f, const char* function);
 std::function<Generator()> generator_of(py::handle generator, py::tuple args, const char* function);
 
-// The Op class and sluice.ops helpers.
+// The Op class (sluice.Op).
 void bind_functions(py::module_& m);
 
 // What an op factory returns: the Op itself when `input` is None (to give to map), else the op
