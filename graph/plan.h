@@ -52,6 +52,14 @@ class PlanNode {
   // Whether the stage runs on the iterator's arena (parallel map, prefetch, ...).
   virtual bool is_async() const { return false; }
 
+  // What the stage is besides its kind, for the plan signature a saved iterator state carries
+  // (graph/state.h): every parameter that changes what it produces ("batch_size=32,
+  // drop_remainder=false"), not its functions, which cannot be compared.
+  virtual std::string parameters() const = 0;
+  // Whether the stage's iterators can save their position (a generator without state cannot).
+  // The stages a function makes at run time (interleave's) are not known here.
+  virtual bool checkpointable() const { return true; }
+
   // A copy of this node reading from other inputs (for graph rewrites).
   virtual PlanPtr with_inputs(std::vector<PlanPtr> inputs) const = 0;
 

@@ -37,10 +37,49 @@ bool StageIterator::next(Chunk& out, size_t max) {
   return more;
 }
 
+void StageIterator::save(StateWriter& writer) {
+  // A stage that failed has ended, whatever its other values say.
+  writer.write_int("failed", failed_ ? 1 : 0);
+  if (failed_) return;
+  try {
+    save_internal(writer);
+  } catch (...) {
+    std::rethrow_exception(add_error_context(
+        std::current_exception(), str_cat(" [saving the state of stage '", writer.prefix(), "']")));
+  }
+}
+
+void StageIterator::restore(const StateReader& reader) {
+  failed_ = reader.read_bool("failed");
+  if (failed_) return;
+  try {
+    restore_internal(reader);
+  } catch (const DataLoss&) {
+    throw;  // Names the value and offset already.
+  } catch (...) {
+    std::rethrow_exception(
+        add_error_context(std::current_exception(),
+                          str_cat(" [restoring the state of stage '", reader.prefix(), "']")));
+  }
+}
+
 bool StageInput::next(Chunk& out, size_t max) {
   const bool more = iterator_->next(out, max);
   owner_->input_wait_ns.fetch_add(iterator_->last_call_ns(), std::memory_order_relaxed);
   return more;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+void StageInput::save(StateWriter& writer, size_t index) {
+  StateWriter child = writer.child(index, iterator_->stats().name);
+  iterator_->save(child);
+}
+
+void StageInput::restore(const StateReader& reader, size_t index) {
+  iterator_->restore(reader.child(index, iterator_->stats().name));
 }
 
 }  // namespace sluice

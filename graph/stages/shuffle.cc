@@ -1,6 +1,8 @@
 #include "graph/stages/shuffle.h"
 
 #include <deque>
+#include <limits>
+#include <string>
 
 #include "core/random.h"
 #include "core/strings.h"
@@ -10,6 +12,10 @@ namespace sluice {
 namespace {
 
 constexpr size_t kReadahead = 64;
+
+std::string seed_text(const std::optional<uint64_t>& seed) {
+  return seed ? std::to_string(*seed) : std::string("none");
+}
 
 // StageInput read ahead in chunks, handed out one item at a time: a shuffle buffer refills one
 // element per draw without paying a pull per element.
@@ -31,6 +37,20 @@ class Readahead {
     return true;
   }
 
+  // The items read ahead and not yet handed out, and the input's own state.
+  void save(StateWriter& writer) {
+    writer.write_items("readahead", std::span<const Item>(chunk_).subspan(cursor_));
+    writer.write_int("input_ended", ended_ ? 1 : 0);
+    if (!ended_) input_.save(writer);
+  }
+  void restore(const StateReader& reader) {
+    chunk_.clear();
+    cursor_ = 0;
+    reader.read_items("readahead", chunk_);
+    ended_ = reader.read_bool("input_ended");
+    if (!ended_) input_.restore(reader);
+  }
+
  private:
   StageInput input_;
   size_t chunk_size_;
@@ -39,13 +59,28 @@ class Readahead {
   bool ended_ = false;
 };
 
+// Where a random stage's pass (epoch) counter stands: restoring a pass sets the counter after it,
+// so the passes that follow (epochs under repeat) draw the orders they would have drawn.
+struct Pass {
+  std::atomic<uint64_t>* counter = nullptr;  // Null: the stage does not count passes.
+  uint64_t value = 0;
+
+  void save(StateWriter& writer) const { writer.write_int("pass", static_cast<int64_t>(value)); }
+  void restore(const StateReader& reader) {
+    value =
+        static_cast<uint64_t>(reader.read_int("pass", 0, std::numeric_limits<int64_t>::max() - 1));
+    if (counter != nullptr) counter->store(value + 1, std::memory_order_relaxed);
+  }
+};
+
 class ShuffleIterator final : public StageIterator {
  public:
-  ShuffleIterator(StageStats* stats, StageInput input, size_t buffer_size, uint64_t seed)
+  ShuffleIterator(StageStats* stats, StageInput input, size_t buffer_size, uint64_t seed, Pass pass)
       : StageIterator(stats),
         input_(std::move(input), std::min<size_t>(buffer_size, kReadahead)),
         capacity_(buffer_size),
-        random_(seed) {
+        random_(seed),
+        pass_(pass) {
     buffer_.reserve(std::min<size_t>(capacity_, 1 << 16));
   }
 
@@ -74,10 +109,31 @@ class ShuffleIterator final : public StageIterator {
     return out.size() > before;
   }
 
+  void save_internal(StateWriter& writer) override {
+    pass_.save(writer);
+    writer.write_random("random", random_);
+    writer.write_items("buffer", buffer_);
+    writer.write_int("buffer_complete", input_ended_ ? 1 : 0);
+    input_.save(writer);
+  }
+  void restore_internal(const StateReader& reader) override {
+    pass_.restore(reader);
+    random_ = reader.read_random("random");
+    buffer_.clear();
+    reader.read_items("buffer", buffer_);
+    if (buffer_.size() > capacity_) {
+      reader.fail("buffer", str_cat("holds ", buffer_.size(), " elements, more than the ",
+                                    capacity_, " of the buffer"));
+    }
+    input_ended_ = reader.read_bool("buffer_complete");
+    input_.restore(reader);
+  }
+
  private:
   Readahead input_;
   size_t capacity_;
   Random random_;
+  Pass pass_;
   std::vector<Item> buffer_;
   bool input_ended_ = false;
 };
@@ -92,11 +148,15 @@ class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
         seed_(seed) {}
 
   int64_t cardinality() const override { return repeated_cardinality(input()->cardinality(), count_); }
+  std::string parameters() const override {
+    return str_cat("buffer_size=", buffer_size_, ", count=", count_, ", seed=", seed_text(seed_));
+  }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
     const uint64_t pass = passes_->fetch_add(1, std::memory_order_relaxed);
-    return std::make_unique<It>(ctx, path, *this, mix_seed(ctx.seed_for(seed_, path), pass));
+    return std::make_unique<It>(ctx, path, *this, mix_seed(ctx.seed_for(seed_, path), pass),
+                                Pass{passes_.get(), pass});
   }
 
  private:
@@ -108,12 +168,14 @@ class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
 
   class It final : public StageIterator {
    public:
-    It(ExecContext& ctx, const StagePath& path, const ShuffleAndRepeatNode& node, uint64_t seed)
+    It(ExecContext& ctx, const StagePath& path, const ShuffleAndRepeatNode& node, uint64_t seed,
+       Pass pass)
         : StageIterator(ctx.stats_for(path, node.name(), false)),
           ctx_(ctx),
           path_(path),
           node_(node),
-          random_(seed) {
+          random_(seed),
+          pass_(pass) {
       if (node.count_ != 0) open_epoch();
     }
 
@@ -135,6 +197,50 @@ class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
         --buffered_;
       }
       return out.size() > before;
+    }
+
+    // The buffer by epoch, the generator, the epochs opened and the open epoch's input.
+    void save_internal(StateWriter& writer) override {
+      pass_.save(writer);
+      writer.write_random("random", random_);
+      writer.write_int("slices", static_cast<int64_t>(slices_.size()));
+      for (size_t i = 0; i < slices_.size(); ++i) {
+        writer.write_items(str_cat("slice", i), slices_[i].items);
+        writer.write_int(str_cat("complete", i), slices_[i].complete ? 1 : 0);
+      }
+      writer.write_int("epoch_elements", epoch_elements_);
+      writer.write_int("epochs_opened", epochs_opened_);
+      writer.write_int("input_open", input_ ? 1 : 0);
+      if (input_) input_->save(writer);
+    }
+    void restore_internal(const StateReader& reader) override {
+      pass_.restore(reader);
+      random_ = reader.read_random("random");
+      const int64_t slices = reader.read_int("slices", 0, node_.buffer_size_ + 2);
+      slices_.clear();
+      buffered_ = 0;
+      for (int64_t i = 0; i < slices; ++i) {
+        Slice slice;
+        reader.read_items(str_cat("slice", i), slice.items);
+        slice.complete = reader.read_bool(str_cat("complete", i));
+        buffered_ += slice.items.size();
+        slices_.push_back(std::move(slice));
+      }
+      if (buffered_ > static_cast<size_t>(node_.buffer_size_)) {
+        reader.fail("slices", str_cat("hold ", buffered_, " elements, more than the ",
+                                      node_.buffer_size_, " of the buffer"));
+      }
+      epoch_elements_ = reader.read_int("epoch_elements", 0, std::numeric_limits<int64_t>::max());
+      epochs_opened_ = reader.read_int("epochs_opened", 0, std::numeric_limits<int64_t>::max());
+      const bool open = reader.read_bool("input_open");
+      // The constructor opened the first epoch; the saved one replaces it (or none is open).
+      input_.reset();
+      if (open) {
+        if (slices_.empty()) reader.fail("slices", "are none although an epoch is open");
+        input_.emplace(lower_input(ctx_, node_, path_, &stats()),
+                       std::min<size_t>(static_cast<size_t>(node_.buffer_size_), kReadahead));
+        input_->restore(reader);
+      }
     }
 
    private:
@@ -177,6 +283,7 @@ class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
     StagePath path_;
     const ShuffleAndRepeatNode& node_;
     Random random_;
+    Pass pass_;
     std::optional<Readahead> input_;
     std::deque<Slice> slices_;
     size_t buffered_ = 0;
@@ -205,13 +312,19 @@ ShuffleNode::ShuffleNode(PlanPtr input, int64_t buffer_size, std::optional<uint6
       seed_(seed),
       reshuffle_(reshuffle_each_iteration) {}
 
+std::string ShuffleNode::parameters() const {
+  return str_cat("buffer_size=", buffer_size_, ", seed=", seed_text(seed_),
+                 ", reshuffle_each_iteration=", reshuffle_ ? "true" : "false");
+}
+
 std::unique_ptr<StageIterator> ShuffleNode::make_iterator(ExecContext& ctx,
                                                           const StagePath& path) const {
   StageStats* stats = ctx.stats_for(path, name(), false);
   const uint64_t pass = reshuffle_ ? passes_->fetch_add(1, std::memory_order_relaxed) : 0;
   const uint64_t seed = mix_seed(ctx.seed_for(seed_, path), pass);
   return std::make_unique<ShuffleIterator>(stats, lower_input(ctx, *this, path, stats),
-                                           static_cast<size_t>(buffer_size_), seed);
+                                           static_cast<size_t>(buffer_size_), seed,
+                                           Pass{reshuffle_ ? passes_.get() : nullptr, pass});
 }
 
 PlanPtr make_shuffle(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
