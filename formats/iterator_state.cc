@@ -59,8 +59,8 @@ class Records {
     }
     const auto length = load<uint64_t>(header);
     if (length > left - kHeaderBytes || left - kHeaderBytes - length < kFooterBytes) {
-      corrupt(start, str_cat("truncated: the record holds ", length, " bytes, ",
-                             left - kHeaderBytes, " are left"));
+      corrupt(start, str_cat("truncated: the record's payload and checksum need ",
+                             length + kFooterBytes, " bytes, ", left - kHeaderBytes, " are left"));
     }
     const std::string_view payload(header + kHeaderBytes, length);
     if (unmask_crc32c(load<uint32_t>(payload.data() + length)) != crc32c(payload)) {

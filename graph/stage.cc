@@ -37,6 +37,20 @@ bool StageIterator::next(Chunk& out, size_t max) {
   return more;
 }
 
+namespace {
+
+constexpr std::string_view kSaving = " [saving the state of stage '";
+constexpr std::string_view kRestoring = " [restoring the state of stage '";
+
+// The error being handled with the stage named, unless a stage inside it named itself already.
+std::exception_ptr in_stage(std::string_view doing, const std::string& prefix) {
+  const std::exception_ptr error = std::current_exception();
+  if (error_message(error).find(doing) != std::string::npos) return error;
+  return add_error_context(error, str_cat(doing, prefix, "']"));
+}
+
+}  // namespace
+
 void StageIterator::save(StateWriter& writer) {
   // A stage that failed has ended, whatever its other values say.
   writer.write_int("failed", failed_ ? 1 : 0);
@@ -44,8 +58,7 @@ void StageIterator::save(StateWriter& writer) {
   try {
     save_internal(writer);
   } catch (...) {
-    std::rethrow_exception(add_error_context(
-        std::current_exception(), str_cat(" [saving the state of stage '", writer.prefix(), "']")));
+    std::rethrow_exception(in_stage(kSaving, writer.prefix()));
   }
 }
 
@@ -57,9 +70,7 @@ void StageIterator::restore(const StateReader& reader) {
   } catch (const DataLoss&) {
     throw;  // Names the value and offset already.
   } catch (...) {
-    std::rethrow_exception(
-        add_error_context(std::current_exception(),
-                          str_cat(" [restoring the state of stage '", reader.prefix(), "']")));
+    std::rethrow_exception(in_stage(kRestoring, reader.prefix()));
   }
 }
 
@@ -68,10 +79,6 @@ bool StageInput::next(Chunk& out, size_t max) {
   owner_->input_wait_ns.fetch_add(iterator_->last_call_ns(), std::memory_order_relaxed);
   return more;
 }
-
-}  // namespace sluice
-
-namespace sluice {
 
 void StageInput::save(StateWriter& writer, size_t index) {
   StateWriter child = writer.child(index, iterator_->stats().name);

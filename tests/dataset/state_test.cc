@@ -2,14 +2,29 @@
 // save, restore into a fresh iterator, read on: a straight run's outputs), and bad states are
 // refused with the error that names what is wrong.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
+#include "dataset/archive_dataset.h"
 #include "dataset/dataset.h"
+#include "dataset/idx_dataset.h"
+#include "dataset/image_data_generator.h"
+#include "dataset/image_folder.h"
+#include "dataset/list_files.h"
+#include "dataset/tfrecord_dataset.h"
+#include "formats/idx.h"
+#include "formats/png.h"
+#include "formats/tfrecord_writer.h"
+#include "ops/convert.h"
+#include "ops/image_codec.h"
+#include "ops/resize.h"
 #include "tests/dataset/testing.h"
+#include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -230,6 +245,334 @@ TEST(StateTest, GeneratorWithoutStateIsUnimplementedNamingTheStage) {
   EXPECT_NE(message.find("batch/0:map/0:from_generator"), std::string::npos) << message;
   // The iterator is unharmed.
   EXPECT_TRUE(it.next().has_value());
+}
+
+TEST(StateTest, UnorderedStagesLoseAndRepeatNothing) {
+  Options unordered;
+  unordered.deterministic = false;
+  expect_resumes([] { return Dataset::range(90).map(noisy, {.num_parallel_calls = 4, .seed = 1}); },
+                 unordered);
+  expect_resumes(
+      [] {
+        return Dataset::range(90)
+            .shuffle(20, 3)
+            .map(noisy, {.num_parallel_calls = kAutotune})
+            .batch(7)
+            .prefetch(kAutotune);
+      },
+      unordered);
+  expect_resumes(
+      [] {
+        return Dataset::range(6).interleave(
+            [](const Tensor& x) {
+              return Dataset::range(x.item<int64_t>() * 10, x.item<int64_t>() * 10 + 6);
+            },
+            {.cycle_length = 3, .num_parallel_calls = 3});
+      },
+      unordered);
+}
+
+// --- Sources over files, and the tutorial pipelines -------------------------------------------
+
+Tensor gradient(int64_t h, int64_t w, int64_t c, int seed) {
+  Tensor t(DType::kUInt8, Shape{h, w, c});
+  int i = 0;
+  for (uint8_t& v : t.values<uint8_t>()) v = static_cast<uint8_t>(seed * 37 + i++ * 5);
+  return t;
+}
+
+std::string be32(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+
+class StateFilesTest : public testing::TempDirTest {
+ protected:
+  // TFRecord files "<name>-<i>" of `records` records each, of varied lengths.
+  std::vector<std::string> write_records(const std::string& name, int files, int records,
+                                         Compression compression = Compression::kNone) {
+    std::vector<std::string> paths;
+    for (int f = 0; f < files; ++f) {
+      paths.push_back(path(name + "-" + std::to_string(f)));
+      TFRecordWriter writer(paths.back(), compression);
+      for (int r = 0; r < records; ++r) {
+        writer.write(std::string(static_cast<size_t>(r * 7 % 23), static_cast<char>('a' + f)) +
+                     std::to_string(r));
+      }
+      writer.close();
+    }
+    return paths;
+  }
+
+  // A class folder "images/<class>/<i>.png" of small images.
+  std::string write_image_folder(int per_class) {
+    const std::string root = path("images");
+    for (const std::string& c : {"ants", "bees", "cats"}) {
+      std::filesystem::create_directories(root + "/" + c);
+      for (int i = 0; i < per_class; ++i) {
+        testing::write_file(root + "/" + c + "/" + std::to_string(i) + ".png",
+                            encode_png(gradient(5 + i % 3, 4, 3, i + c[0])));
+      }
+    }
+    return root;
+  }
+
+  // MNIST-style IDX files of n 6x5 images and their labels: {images, labels}.
+  std::pair<std::string, std::string> write_idx(uint32_t n) {
+    std::string images = be32(kIdxImagesMagic) + be32(n) + be32(6) + be32(5);
+    std::string labels = be32(kIdxLabelsMagic) + be32(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t p = 0; p < 30; ++p) images += static_cast<char>((i * 13 + p) & 0xFF);
+      labels += static_cast<char>(i % 10);
+    }
+    testing::write_file(path("images-idx3-ubyte"), images);
+    testing::write_file(path("labels-idx1-ubyte"), labels);
+    return {path("images-idx3-ubyte"), path("labels-idx1-ubyte")};
+  }
+};
+
+TEST_F(StateFilesTest, ListFilesInItsShuffledOrder) {
+  for (int i = 0; i < 12; ++i) testing::write_file(path("f" + std::to_string(i) + ".txt"), "x");
+  const std::string pattern = path("*.txt");
+  expect_resumes([pattern] { return list_files(pattern, true, 3); });
+  // A new order each epoch.
+  expect_resumes([pattern] { return list_files(pattern, true, 3).repeat(3); });
+}
+
+TEST_F(StateFilesTest, TFRecordDataset) {
+  const auto plain = write_records("plain", 3, 9);
+  const auto gzip = write_records("gzip", 2, 11, Compression::kGzip);
+  expect_resumes([plain] { return TFRecordDataset(plain); });
+  expect_resumes([gzip] { return TFRecordDataset(gzip, "GZIP", /*buffer_size=*/64); });
+  // Files read in parallel: an interleave over one dataset per file.
+  expect_resumes([plain] { return TFRecordDataset(plain, "", kDefaultTFRecordBufferSize, 2); });
+}
+
+TEST_F(StateFilesTest, IdxDataset) {
+  const auto [images, labels] = write_idx(40);
+  expect_resumes([images, labels] { return idx_dataset(images, labels).shuffle(15, 1).batch(6); });
+}
+
+TEST_F(StateFilesTest, ImageFolderFromADirectoryAndAnArchive) {
+  const std::string root = write_image_folder(5);
+  testing::zip_directory(root, path("images.zip"));
+  for (const std::string& where : {root, path("images.zip")}) {
+    for (int64_t calls : {int64_t{0}, int64_t{2}}) {
+      expect_resumes([where, calls] {
+        return decode_image_folder(image_folder(where, {.verbose = false}), 3, calls);
+      });
+    }
+  }
+}
+
+TEST_F(StateFilesTest, ArchiveDataset) {
+  std::vector<testing::ArchiveMember> members;
+  for (int i = 0; i < 9; ++i) {
+    members.push_back({"d/m" + std::to_string(i) + (i % 3 == 0 ? ".bin" : ".txt"),
+                       std::string(static_cast<size_t>(i * 11), 'q')});
+  }
+  for (const std::string& format : {"zip", "tar.gz"}) {
+    const std::string archive = path("a." + format);
+    testing::write_archive(archive, format, members);
+    expect_resumes([archive] { return archive_dataset(archive); });
+    expect_resumes([archive] { return archive_dataset(archive, "**/*.txt"); });
+  }
+}
+
+TEST_F(StateFilesTest, FileCacheRecordingAndReplaying) {
+  const std::string prefix = path("cache");
+  auto make = [prefix] { return Dataset::range(12).map(noisy, {.seed = 5}).cache(prefix); };
+  // No file yet: the recording pass. Each restore records from the saved elements on.
+  for (size_t k : {size_t{0}, size_t{5}, size_t{12}}) {
+    std::filesystem::remove(prefix + ".sluice-cache");
+    std::string state;
+    std::vector<std::string> before;
+    {
+      Iterator it = make().make_iterator();
+      before = testing::outputs(it, k);
+      state = it.save();
+    }
+    EXPECT_FALSE(std::filesystem::exists(prefix + ".lockfile")) << "k=" << k;
+    Iterator restored = make().make_iterator();
+    restored.restore(state);
+    std::vector<std::string> whole = before, rest = testing::outputs(restored);
+    whole.insert(whole.end(), rest.begin(), rest.end());
+    Iterator replay = make().make_iterator();  // Reads the file the restored pass completed.
+    EXPECT_EQ(testing::outputs(replay), whole) << "k=" << k;
+  }
+  // The file exists: the replaying passes.
+  expect_resumes([make] { return make().repeat(2); });
+}
+
+// The tf.data image tutorial (apps/examples/tfdata_images.cc) on small PNGs.
+TEST_F(StateFilesTest, TutorialImagePipeline) {
+  write_image_folder(6);
+  const std::string pattern = path("images/*/*.png");
+  auto make = [pattern] {
+    const ImageSize size{4, 4};
+    return list_files(pattern, true, 42)
+        .map([](const Tensor& p) {
+          const std::string& s = p.item<std::string>();
+          const int64_t label = s.find("/bees/") != std::string::npos   ? 1
+                                : s.find("/cats/") != std::string::npos ? 2
+                                                                        : 0;
+          return Element{{"path", p}, {"label", Tensor::scalar(label)}};
+        })
+        .shuffle_and_repeat(8, -1, 42)
+        .map_and_batch(
+            [size](Element e) {
+              Tensor image =
+                  convert_image_dtype(decode_image(read_file(e["path"]), 3), DType::kFloat32);
+              return Element{{"image", resize(image, size)}, {"label", e["label"]}};
+            },
+            4, /*drop_remainder=*/true, {.num_parallel_calls = kAutotune})
+        .prefetch(kAutotune)
+        .take(13);
+  };
+  expect_resumes(make);
+}
+
+// The Fashion-MNIST training input of `sluice train` on a small IDX pair.
+TEST_F(StateFilesTest, TutorialFashionMnistTrainingInput) {
+  const auto [images, labels] = write_idx(50);
+  expect_resumes([images, labels] {
+    return idx_dataset(images, labels)
+        .shuffle(50, 42)
+        .map(
+            [](Element e, const ElementContext& ctx) {
+              Tensor image = convert_image_dtype(e["image"], DType::kFloat32);
+              Random random = ctx.random();
+              if (random.bernoulli(0.5)) image = image.clone();  // An augmentation's draw.
+              return Element{{"image", image}, {"label", e["label"]}};
+            },
+            {.num_parallel_calls = kAutotune, .seed = 42})
+        .batch(8)
+        .prefetch(kAutotune);
+  });
+}
+
+// Keras' flow_from_directory (the cats_dogs tutorial): batches unbatched and re-batched.
+TEST_F(StateFilesTest, TutorialFlowFromDirectory) {
+  const std::string root = write_image_folder(4);
+  testing::zip_directory(root, path("images.zip"));
+  for (const std::string& where : {root, path("images.zip")}) {
+    expect_resumes([where] {
+      return image_data_generator({.rescale = 1 / 255.f, .horizontal_flip = true})
+          .flow_from_directory(where, {.target_size = {5, 5},
+                                       .batch_size = 5,
+                                       .seed = 8,
+                                       .num_parallel_calls = 2,
+                                       .verbose = false})
+          .dataset.unbatch()
+          .batch(3, /*drop_remainder=*/true);
+    });
+  }
+}
+
+// The fashion_replicas tutorial's input: samplers interleaved, one per replica.
+TEST(StateTest, TutorialReplicaSamplers) {
+  expect_resumes([] {
+    const Dataset examples = Dataset::range(23);
+    return Dataset::range(3).interleave(
+        [examples](const Tensor& rank) {
+          const int64_t n = 23, replicas = 3, padded = 24;
+          return examples.shuffle(n, 5, /*reshuffle_each_iteration=*/false)
+              .concatenate(examples.shuffle(n, 5, false).take(padded - n))
+              .shard(replicas, rank.item<int64_t>())
+              .batch(2);
+        },
+        {.cycle_length = 3, .block_length = 1});
+  });
+}
+
+// --- Bad states ----------------------------------------------------------------------------
+
+std::string state_after(const Dataset& ds, size_t k) {
+  Iterator it = ds.make_iterator();
+  for (size_t i = 0; i < k; ++i) it.next();
+  return it.save();
+}
+
+TEST(StateTest, AStateOfAnotherPipelineIsInvalidArgumentNamingTheStage) {
+  const std::string state = state_after(Dataset::range(20).shuffle(5, 1).batch(2).prefetch(2), 3);
+  {
+    Iterator it = Dataset::range(20).shuffle(5, 1).batch(3).prefetch(2).make_iterator();
+    const std::string message = error_of<InvalidArgument>([&] { it.restore(state); });
+    EXPECT_NE(message.find("'prefetch/0:batch'"), std::string::npos) << message;
+    EXPECT_NE(message.find("batch(batch_size=3"), std::string::npos) << message;
+    EXPECT_NE(message.find("batch(batch_size=2"), std::string::npos) << message;
+    // Refused before anything changed: the iterator still runs from the start.
+    EXPECT_EQ(it.next()->operator[](0).dim(0), 3);
+  }
+  {
+    Iterator it = Dataset::range(20).shuffle(5, 1).batch(2).make_iterator();
+    const std::string message = error_of<InvalidArgument>([&] { it.restore(state); });
+    EXPECT_NE(message.find("'batch'"), std::string::npos) << message;
+  }
+  {
+    Iterator it = Dataset::range(21).shuffle(5, 1).batch(2).prefetch(2).make_iterator();
+    const std::string message = error_of<InvalidArgument>([&] { it.restore(state); });
+    EXPECT_NE(message.find("'prefetch/0:batch/0:shuffle/0:range'"), std::string::npos) << message;
+    EXPECT_NE(message.find("stop=21"), std::string::npos) << message;
+  }
+}
+
+TEST(StateTest, ACorruptedOrTruncatedStateIsDataLossNamingTheOffset) {
+  const Dataset ds =
+      Dataset::range(30).shuffle(6, 1).map(noisy, {.num_parallel_calls = 2}).batch(4);
+  const std::string state = state_after(ds, 2);
+  for (size_t i = 0; i < state.size(); ++i) {
+    std::string bad = state;
+    bad[i] ^= 0x20;
+    Iterator it = ds.make_iterator();
+    const std::string message = error_of<DataLoss>([&] { it.restore(bad); });
+    EXPECT_NE(message.find("byte offset"), std::string::npos) << "flip at " << i << ": " << message;
+    EXPECT_TRUE(it.next().has_value()) << "a refused state leaves the iterator usable";
+  }
+  for (size_t n = 0; n < state.size(); ++n) {
+    Iterator it = ds.make_iterator();
+    const std::string message =
+        error_of<DataLoss>([&] { it.restore(std::string_view(state).substr(0, n)); });
+    EXPECT_NE(message.find("byte offset"), std::string::npos) << "cut at " << n << ": " << message;
+  }
+  EXPECT_THROW(ds.make_iterator().restore(state + "x"), DataLoss);
+}
+
+TEST(StateTest, RestoreNeedsAFreshIterator) {
+  const Dataset ds = Dataset::range(10);
+  const std::string state = state_after(ds, 4);
+  Iterator used = ds.make_iterator();
+  used.next();
+  EXPECT_THROW(used.restore(state), FailedPrecondition);
+  Iterator twice = ds.make_iterator();
+  twice.restore(state);
+  EXPECT_THROW(twice.restore(state), FailedPrecondition);
+  EXPECT_EQ(twice.next()->operator[](0).item<int64_t>(), 4);
+}
+
+TEST_F(StateFilesTest, ATFRecordFileChangedSinceTheSaveIsFailedPreconditionNamingIt) {
+  const auto files = write_records("r", 2, 20);
+  auto make = [&files] { return TFRecordDataset(files).batch(5); };
+  const std::string state = state_after(make(), 5);  // At record 5 of the second file.
+  // Shorter than at the save.
+  std::filesystem::resize_file(files[1], std::filesystem::file_size(files[1]) / 2);
+  {
+    Iterator it = make().make_iterator();
+    const std::string message = error_of<FailedPrecondition>([&] { it.restore(state); });
+    EXPECT_NE(message.find(files[1]), std::string::npos) << message;
+    EXPECT_THROW(it.next(), FailedPrecondition) << "a restore that failed halfway";
+  }
+  // Rewritten with other records: the saved offset is no record boundary any more.
+  {
+    TFRecordWriter writer(files[1]);
+    for (int r = 0; r < 20; ++r) writer.write(std::string(static_cast<size_t>(r * 3 + 1), 'z'));
+    writer.write(std::string(2000, 'z'));
+    writer.close();
+  }
+  Iterator it = make().make_iterator();
+  const std::string message = error_of<FailedPrecondition>([&] { it.restore(state); });
+  EXPECT_NE(message.find(files[1]), std::string::npos) << message;
+  EXPECT_NE(message.find("does not parse"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Writes the seed corpora of the fuzz targets, made with sluice's own writers (and libarchive's
 // and zlib's for the containers sluice only reads), so no binary seeds live in the repository.
 // Usage: make_seeds OUT_DIR. Creates OUT_DIR/<target>/ for tfrecord, example, idx, jpeg, png,
-// archive, keras_json and keras_weights. Targets that read an options byte first get seeds with
-// that byte in front of the file.
+// archive, keras_json, keras_weights and state. Targets that read an options byte first get seeds
+// with that byte in front of the file.
 #include <archive.h>
 #include <archive_entry.h>
 #include <zlib.h>
@@ -25,6 +25,7 @@
 #include "model/keras_json.h"
 #include "model/keras_weights.h"
 #include "tests/fuzz/keras_model.h"
+#include "tests/fuzz/state_fuzzing.h"
 
 namespace fs = std::filesystem;
 
@@ -255,6 +256,8 @@ int main(int argc, char** argv) {
     image_seeds();
     archive_seeds();
     keras_seeds();
+    for (const auto& [name, input] : sluice::fuzzing::state_fuzz_seeds())
+      seed("state", name, input);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
     return 1;
