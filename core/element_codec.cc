@@ -32,6 +32,20 @@ void append_element(std::string& out, const Element& element) {
   }
 }
 
+size_t encoded_size(const Element& element) {
+  size_t size = sizeof(uint32_t);
+  for (size_t c = 0; c < element.size(); ++c) {
+    const Tensor& t = element[c];
+    size += 4 + element.name(c).size() + sizeof(int64_t) * static_cast<size_t>(t.rank());
+    if (t.dtype() == DType::kString) {
+      for (std::string_view s : t.strings()) size += sizeof(uint64_t) + s.size();
+    } else {
+      size += t.byte_size();
+    }
+  }
+  return size;
+}
+
 Element read_element(ByteReader& in) {
   const uint64_t start = in.offset();
   const auto components = in.get<uint32_t>();

@@ -17,6 +17,8 @@ namespace sluice {
 // Appends the encoding of `element` to `out`. Throws InvalidArgument for a component name of
 // 64 KiB or more.
 void append_element(std::string& out, const Element& element);
+// The bytes append_element appends (to reserve them at once).
+size_t encoded_size(const Element& element);
 
 // Reads one element written by append_element.
 Element read_element(ByteReader& in);

@@ -18,12 +18,14 @@ constexpr char kValueTag = 'V';
 constexpr char kEndTag = 'E';
 constexpr char kWhat[] = "iterator state";
 
-void append_record(std::string& out, std::string_view payload) {
+// Appends a record whose payload is `head` then `tail` (a value's bytes, not copied twice).
+void append_record(std::string& out, std::string_view head, std::string_view tail = {}) {
   const size_t start = out.size();
-  put_bytes<uint64_t>(out, payload.size());
+  put_bytes<uint64_t>(out, head.size() + tail.size());
   put_bytes<uint32_t>(out, masked_crc32c(out.data() + start, sizeof(uint64_t)));
-  out.append(payload);
-  put_bytes<uint32_t>(out, masked_crc32c(payload));
+  out.append(head);
+  out.append(tail);
+  put_bytes<uint32_t>(out, mask_crc32c(crc32c_extend(crc32c(head), tail.data(), tail.size())));
 }
 
 template <class T>
@@ -79,7 +81,11 @@ class Records {
 
 std::string encode_iterator_state(const std::vector<std::pair<std::string, std::string>>& plan,
                                   const std::map<std::string, std::string>& values) {
+  size_t size = 0;
+  for (const auto& [key, value] : values)
+    size += kHeaderBytes + 5 + key.size() + value.size() + kFooterBytes;
   std::string out;
+  out.reserve(size + 1024);
   std::string payload(kMagic, sizeof(kMagic));
   put_bytes<uint32_t>(payload, kIteratorStateVersion);
   append_record(out, payload);
@@ -95,8 +101,7 @@ std::string encode_iterator_state(const std::vector<std::pair<std::string, std::
   for (const auto& [key, value] : values) {
     payload.assign(1, kValueTag);
     put_string(payload, key);
-    payload.append(value);
-    append_record(out, payload);
+    append_record(out, payload, value);
   }
 
   payload.assign(1, kEndTag);

@@ -43,7 +43,12 @@ void StateWriter::write_int(std::string_view name, int64_t value) {
 }
 
 void StateWriter::write_items(std::string_view name, std::span<const Item> items) {
+  size_t size = sizeof(uint64_t);
+  for (const Item& item : items) {
+    size += 1 + (item.ok() ? encoded_size(item.element) : 8 + error_message(item.error).size());
+  }
   std::string bytes;
+  bytes.reserve(size);
   put_bytes<uint64_t>(bytes, items.size());
   for (const Item& item : items) {
     if (item.ok()) {

@@ -36,28 +36,25 @@ class RangeNode final : public PlanNodeOf<RangeNode> {
   std::string parameters() const override {
     return str_cat("start=", start_, ", stop=", stop_, ", step=", step_);
   }
+  bool has_element_at() const override { return true; }
+  Element element_at(int64_t index) const override {
+    return Element{Tensor::scalar<int64_t>(value(index))};
+  }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
     class It final : public StageIterator {
      public:
-      It(StageStats* stats, int64_t start, int64_t total, int64_t step)
-          : StageIterator(stats), start_(start), total_(total), step_(step) {}
+      It(StageStats* stats, const RangeNode& node)
+          : StageIterator(stats), node_(node), total_(node.cardinality()) {}
 
      protected:
       bool next_internal(Chunk& out, size_t max) override {
         if (index_ == total_) return false;
         const int64_t n = std::min<int64_t>(total_ - index_, static_cast<int64_t>(max));
-        // In unsigned arithmetic, which wraps where int64 would overflow on the way to a value
-        // that fits.
-        auto value =
-            static_cast<int64_t>(static_cast<uint64_t>(start_) +
-                                 static_cast<uint64_t>(index_) * static_cast<uint64_t>(step_));
-        for (int64_t i = 0; i < n; ++i) {
-          out.push_back(Item{Element{Tensor::scalar<int64_t>(value)}, nullptr});
-          value = static_cast<int64_t>(static_cast<uint64_t>(value) + static_cast<uint64_t>(step_));
+        for (int64_t i = 0; i < n; ++i, ++index_) {
+          out.push_back(Item{Element{Tensor::scalar<int64_t>(node_.value(index_))}, nullptr});
         }
-        index_ += n;
         return true;
       }
       void save_internal(StateWriter& writer) override { writer.write_int("index", index_); }
@@ -66,13 +63,21 @@ class RangeNode final : public PlanNodeOf<RangeNode> {
       }
 
      private:
-      int64_t start_, total_, step_;
+      const RangeNode& node_;
+      int64_t total_;
       int64_t index_ = 0;
     };
-    return std::make_unique<It>(ctx.stats_for(path, name(), false), start_, cardinality(), step_);
+    return std::make_unique<It>(ctx.stats_for(path, name(), false), *this);
   }
 
  private:
+  // Element i: start + i * step, in unsigned arithmetic, which wraps where int64 would overflow on
+  // the way to a value that fits.
+  int64_t value(int64_t index) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(start_) +
+                                static_cast<uint64_t>(index) * static_cast<uint64_t>(step_));
+  }
+
   int64_t start_, stop_, step_;
 };
 
@@ -85,6 +90,8 @@ class TensorsNode final : public PlanNodeOf<TensorsNode> {
   int64_t cardinality() const override {
     return slices_ ? (components_.empty() ? 0 : components_[0].dim(0)) : 1;
   }
+  bool has_element_at() const override { return true; }
+  Element element_at(int64_t index) const override { return element(index); }
 
   // Names, types and shapes; string components (file lists) also by a digest of their contents.
   std::string parameters() const override {

@@ -40,6 +40,12 @@ Element noisy(Element e, const ElementContext& ctx) {
   return Element{Tensor::scalar<int64_t>(e[0].item<int64_t>() * 1000 + random.uniform_int(1000))};
 }
 
+std::string state_after(const Dataset& ds, size_t k) {
+  Iterator it = ds.make_iterator();
+  for (size_t i = 0; i < k; ++i) it.next();
+  return it.save();
+}
+
 TEST(StateTest, Range) {
   expect_resumes([] { return Dataset::range(3, 60, 4); });
   expect_resumes([] { return Dataset::range(10, -10, -3); });
@@ -120,6 +126,8 @@ TEST(StateTest, BatchPaddedBatchAndUnbatch) {
 TEST(StateTest, Shuffle) {
   expect_resumes([] { return Dataset::range(50).shuffle(16, 5); });
   expect_resumes([] { return Dataset::range(50).shuffle(100, 5); });
+  // Over a map the buffer holds elements; over range or from_tensor_slices, indices.
+  expect_resumes([] { return Dataset::range(50).map(noisy, {.seed = 1}).shuffle(16, 5); });
   // Each epoch a new order: the restored iterator must draw the saved epoch's and the later ones.
   Options unfused;
   unfused.static_optimizations = false;
@@ -127,6 +135,30 @@ TEST(StateTest, Shuffle) {
   expect_resumes([] { return Dataset::range(20).shuffle(8, 5, false).repeat(3); });
   // Without a seed of its own the stage's seed comes from Options::seed.
   expect_resumes([] { return Dataset::range(20).shuffle(8).repeat(2); }, unfused);
+}
+
+// A shuffle over a source whose elements are a function of their index keeps indices: the same
+// order as over the elements, and a state of indices, not of the elements it buffers.
+TEST(StateTest, ShuffleOverASliceableSourceSavesIndices) {
+  const Tensor images(DType::kUInt8, Shape{3000, 28, 28});
+  auto elements = [&images](bool indexable) {
+    Dataset source = Dataset::from_tensor_slices(Element{images});
+    if (!indexable) source = source.map([](Element e) { return e; });
+    return source;
+  };
+  for (bool repeat : {false, true}) {
+    auto make = [&](bool indexable) {
+      Dataset ds = elements(indexable).shuffle(3000, 4);
+      return repeat ? ds.repeat(2) : ds;
+    };
+    EXPECT_EQ(testing::collect_keys(make(true)), testing::collect_keys(make(false)));
+    // Batched, so that no elements wait in the iterator itself (it saves the up to 63 elements
+    // the last stage handed it at once and it has not given out).
+    const size_t indexed = state_after(make(true).batch(100), 1).size();
+    const size_t buffered = state_after(make(false).batch(100), 1).size();
+    EXPECT_GT(buffered, size_t{2900} * 28 * 28) << "the buffered elements";
+    EXPECT_LT(indexed, size_t{3000} * 5) << "four bytes an index";
+  }
 }
 
 TEST(StateTest, ShuffleAndRepeat) {
@@ -307,7 +339,7 @@ class StateFilesTest : public testing::TempDirTest {
   // A class folder "images/<class>/<i>.png" of small images.
   std::string write_image_folder(int per_class) {
     const std::string root = path("images");
-    for (const std::string& c : {"ants", "bees", "cats"}) {
+    for (const std::string c : {"ants", "bees", "cats"}) {
       std::filesystem::create_directories(root + "/" + c);
       for (int i = 0; i < per_class; ++i) {
         testing::write_file(root + "/" + c + "/" + std::to_string(i) + ".png",
@@ -371,7 +403,7 @@ TEST_F(StateFilesTest, ArchiveDataset) {
     members.push_back({"d/m" + std::to_string(i) + (i % 3 == 0 ? ".bin" : ".txt"),
                        std::string(static_cast<size_t>(i * 11), 'q')});
   }
-  for (const std::string& format : {"zip", "tar.gz"}) {
+  for (const std::string format : {"zip", "tar.gz"}) {
     const std::string archive = path("a." + format);
     testing::write_archive(archive, format, members);
     expect_resumes([archive] { return archive_dataset(archive); });
@@ -486,12 +518,6 @@ TEST(StateTest, TutorialReplicaSamplers) {
 }
 
 // --- Bad states ----------------------------------------------------------------------------
-
-std::string state_after(const Dataset& ds, size_t k) {
-  Iterator it = ds.make_iterator();
-  for (size_t i = 0; i < k; ++i) it.next();
-  return it.save();
-}
 
 TEST(StateTest, AStateOfAnotherPipelineIsInvalidArgumentNamingTheStage) {
   const std::string state = state_after(Dataset::range(20).shuffle(5, 1).batch(2).prefetch(2), 3);

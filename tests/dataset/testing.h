@@ -115,6 +115,11 @@ inline std::vector<std::string> outputs(Iterator& it, size_t limit = SIZE_MAX) {
   return out;
 }
 
+inline std::vector<std::string> collect_keys(const Dataset& ds, const Options& options = {}) {
+  Iterator it = ds.make_iterator(options);
+  return outputs(it);
+}
+
 // Where two output lists part, for a readable failure.
 inline std::string first_difference(const std::vector<std::string>& got,
                                     const std::vector<std::string>& expected) {
