@@ -9,11 +9,10 @@
 // to restore and to give its first batch, and the time saving costs a flat-out reader: reading
 // --batches batches with a save every --every batches against without.
 // The last line is key=value pairs.
-//
-//   state_bench [--images N] [--size PIXELS] [--threads N] [--saves N] [--step-ms MS]
-//               [--batches N] [--every N] [--fashion-dir DIR] [--only image|fashion]
+// state_bench --help lists the flags.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,47 +49,6 @@ struct Args {
   std::string fashion_dir = std::string(kFashionMnistDir);
   std::string only;
 };
-
-[[noreturn]] void usage(const char* program) {
-  std::fprintf(stderr,
-               "usage: %s [--images N] [--size PIXELS] [--threads N] [--saves N] [--step-ms MS] "
-               "[--batches N] [--every N] [--fashion-dir DIR] [--only image|fashion]\n",
-               program);
-  std::exit(2);
-}
-
-Args parse(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) usage(argv[0]);
-    const std::string value = argv[++i];
-    if (flag == "--images")
-      args.images = std::stoll(value);
-    else if (flag == "--size")
-      args.size = std::stoll(value);
-    else if (flag == "--threads")
-      args.threads = std::stoi(value);
-    else if (flag == "--saves")
-      args.saves = std::stoi(value);
-    else if (flag == "--step-ms")
-      args.step_ms = std::stod(value);
-    else if (flag == "--batches")
-      args.batches = std::stoll(value);
-    else if (flag == "--every")
-      args.every = std::stoll(value);
-    else if (flag == "--fashion-dir")
-      args.fashion_dir = value;
-    else if (flag == "--only")
-      args.only = value;
-    else
-      usage(argv[0]);
-  }
-  if (args.images < 64 || args.size < 8 || args.saves < 1 || args.batches < 1 || args.every < 1) {
-    usage(argv[0]);
-  }
-  return args;
-}
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -248,8 +206,24 @@ int run(const Args& args) {
 }  // namespace sluice
 
 int main(int argc, char** argv) {
+  sluice::Args args;
+  CLI::App app{"Iterator state: size, save and restore times, and what saving costs a pipeline"};
+  app.add_option("--images", args.images, "JPEGs of the image pipeline")
+      ->check(CLI::Range(64, 1 << 24));
+  app.add_option("--size", args.size, "their side, in pixels")->check(CLI::Range(8, 4096));
+  app.add_option("--threads", args.threads, "the thread budget (0: all cores)");
+  app.add_option("--saves", args.saves, "saves timed behind a training-like consumer")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--step-ms", args.step_ms, "that consumer's time per batch");
+  app.add_option("--batches", args.batches, "batches a flat-out reader reads")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--every", args.every, "it saves every so many batches")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fashion-dir", args.fashion_dir, "the Fashion-MNIST IDX files");
+  app.add_option("--only", args.only, "one pipeline")->check(CLI::IsMember({"image", "fashion"}));
+  CLI11_PARSE(app, argc, argv);
   try {
-    return sluice::run(sluice::parse(argc, argv));
+    return sluice::run(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "state_bench: %s\n", e.what());
     return 1;
