@@ -41,4 +41,42 @@ std::string error_message(const std::exception_ptr& error) {
   }
 }
 
+ErrorCode error_code(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return e.code();
+  } catch (...) {
+    return ErrorCode::kUnknown;
+  }
+}
+
+std::exception_ptr make_error(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kCancelled:
+      return std::make_exception_ptr(Cancelled(message));
+    case ErrorCode::kUnknown:
+      break;
+    case ErrorCode::kInvalidArgument:
+      return std::make_exception_ptr(InvalidArgument(message));
+    case ErrorCode::kNotFound:
+      return std::make_exception_ptr(NotFound(message));
+    case ErrorCode::kAlreadyExists:
+      return std::make_exception_ptr(AlreadyExists(message));
+    case ErrorCode::kResourceExhausted:
+      return std::make_exception_ptr(ResourceExhausted(message));
+    case ErrorCode::kFailedPrecondition:
+      return std::make_exception_ptr(FailedPrecondition(message));
+    case ErrorCode::kOutOfRange:
+      return std::make_exception_ptr(OutOfRange(message));
+    case ErrorCode::kUnimplemented:
+      return std::make_exception_ptr(Unimplemented(message));
+    case ErrorCode::kInternal:
+      return std::make_exception_ptr(Internal(message));
+    case ErrorCode::kDataLoss:
+      return std::make_exception_ptr(DataLoss(message));
+  }
+  return std::make_exception_ptr(Unknown(message));
+}
+
 }  // namespace sluice

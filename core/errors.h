@@ -73,4 +73,10 @@ std::exception_ptr add_error_context(const std::exception_ptr& error, std::strin
 // The message of an exception_ptr, for logs ("unknown exception" for non-std exceptions).
 std::string error_message(const std::exception_ptr& error);
 
+// The code of the error `error` holds: its own for a sluice Error, kUnknown for anything else.
+ErrorCode error_code(const std::exception_ptr& error);
+// A sluice Error of `code` (Unknown for a value that is no ErrorCode) with `message`: how an
+// error saved as its code and message comes back with its type.
+std::exception_ptr make_error(ErrorCode code, const std::string& message);
+
 }  // namespace sluice

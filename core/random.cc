@@ -1,7 +1,11 @@
 #include "core/random.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+
+#include "core/errors.h"
 
 namespace sluice {
 namespace {
@@ -54,6 +58,28 @@ Random Random::split(uint64_t index) const {
   child.key_ = {static_cast<uint32_t>(child_key), static_cast<uint32_t>(child_key >> 32)};
   child.counter_ = {0, 0, static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32)};
   return child;
+}
+
+Random::State Random::state() const {
+  State state{};
+  std::copy(key_.begin(), key_.end(), state.begin());
+  std::copy(counter_.begin(), counter_.end(), state.begin() + 2);
+  std::copy(block_.begin(), block_.end(), state.begin() + 6);
+  state[10] = static_cast<uint32_t>(used_);
+  return state;
+}
+
+Random Random::from_state(const State& state) {
+  if (state[10] > 4) {
+    throw InvalidArgument("Random::from_state: the position in the block must be at most 4, got " +
+                          std::to_string(state[10]));
+  }
+  Random r;
+  std::copy(state.begin(), state.begin() + 2, r.key_.begin());
+  std::copy(state.begin() + 2, state.begin() + 6, r.counter_.begin());
+  std::copy(state.begin() + 6, state.begin() + 10, r.block_.begin());
+  r.used_ = static_cast<int>(state[10]);
+  return r;
 }
 
 void Random::refill() {

@@ -34,6 +34,14 @@ class Random {
   // how many numbers were drawn).
   Random split(uint64_t index) const;
 
+  // Everything the generator is, as words: from_state(state()) draws exactly the numbers this
+  // generator would draw next (how a shuffle's position is saved).
+  static constexpr size_t kStateWords = 11;
+  using State = std::array<uint32_t, kStateWords>;
+  State state() const;
+  // Throws InvalidArgument for words no generator has (a position past its block).
+  static Random from_state(const State& state);
+
  private:
   Random() = default;
   void refill();

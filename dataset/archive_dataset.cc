@@ -1,5 +1,7 @@
 #include "dataset/archive_dataset.h"
 
+#include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -30,6 +32,8 @@ class ArchiveSource final : public ElementSource {
           done_ = true;
           break;
         }
+        ++headers_;
+        last_path_ = entry.path;
         if (entry.type != ArchiveEntryType::kFile) continue;
         if (!glob_.empty() && !glob_match_path(glob_, entry.path)) continue;
         std::vector<Tensor> components{Tensor::scalar(entry.path),
@@ -46,13 +50,61 @@ class ArchiveSource final : public ElementSource {
     return out.size() > start;
   }
 
+  // The headers read so far, the last one's path and the archive's size.
+  void save(StateWriter& writer) const override {
+    writer.write_int("done", done_ ? 1 : 0);
+    if (done_) return;
+    writer.write_int("headers", headers_);
+    writer.write_bytes("last_member", last_path_);
+    writer.write_int("archive_size", archive_size());
+  }
+
+  // Reads past the saved number of headers again; an archive of another size, or whose header
+  // there names another member, changed since and is refused.
+  void restore(const StateReader& reader) override {
+    done_ = reader.read_bool("done");
+    if (done_) return;
+    const int64_t headers = reader.read_int("headers", 0, std::numeric_limits<int64_t>::max());
+    const std::string last(reader.read_bytes("last_member"));
+    const int64_t saved_size = reader.read_int("archive_size");
+    if (archive_size() != saved_size) {
+      throw FailedPrecondition(str_cat("archive_dataset: ", path_, " has ", archive_size(),
+                                       " bytes where it had ", saved_size,
+                                       " when the iterator state was saved"));
+    }
+    reader_.emplace(path_);
+    ArchiveEntry entry;
+    for (headers_ = 0; headers_ < headers; ++headers_) {
+      if (!reader_->next(entry)) {
+        throw FailedPrecondition(str_cat("archive_dataset: ", path_, " has ", headers_,
+                                         " members where the iterator state was saved after ",
+                                         headers));
+      }
+      last_path_ = entry.path;
+    }
+    if (last_path_ != last) {
+      throw FailedPrecondition(str_cat("archive_dataset: member ", headers, " of ", path_, " is '",
+                                       last_path_, "' where the iterator state saved '", last,
+                                       "'"));
+    }
+  }
+
  private:
+  int64_t archive_size() const {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path_, ec);
+    if (ec) throw NotFound(str_cat("archive_dataset: ", path_, ": ", ec.message()));
+    return static_cast<int64_t>(size);
+  }
+
   std::string path_;
   std::string glob_;
   int64_t max_bytes_;
   std::shared_ptr<const Element::Names> names_;
   std::optional<ArchiveReader> reader_;
   bool done_ = false;
+  int64_t headers_ = 0;  // Headers read (every member, not only the files kept).
+  std::string last_path_;
 };
 
 }  // namespace
@@ -60,10 +112,13 @@ class ArchiveSource final : public ElementSource {
 Dataset archive_dataset(const std::string& archive_path, const std::string& member_glob,
                         int64_t max_member_bytes) {
   { ArchiveReader check(archive_path); }  // Errors in the archive's name now, not at next().
-  return Dataset::from_plan(
-      make_source("archive", kUnknownCardinality, [archive_path, member_glob, max_member_bytes] {
-        return std::make_unique<ArchiveSource>(archive_path, member_glob, max_member_bytes);
-      }));
+  std::string parameters = str_cat("archive=\"", archive_path, "\", member_glob=\"", member_glob,
+                                   "\", max_member_bytes=", max_member_bytes);
+  return Dataset::from_plan(make_source("archive", kUnknownCardinality, std::move(parameters),
+                                        [archive_path, member_glob, max_member_bytes] {
+                                          return std::make_unique<ArchiveSource>(
+                                              archive_path, member_glob, max_member_bytes);
+                                        }));
 }
 
 }  // namespace sluice

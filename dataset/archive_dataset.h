@@ -16,6 +16,9 @@ namespace sluice {
 // one over `max_member_bytes` (ResourceExhausted), arrives as an error naming the archive and
 // the member at its place, and ends the stream (an archive cannot be resynchronised).
 // Buffers: one member's bytes at a time, plus libarchive's 64 KiB read block.
+// Saved state: the number of member headers read and the last one's path, and the archive's size;
+// a restore reads past those headers again (a seek per member in a zip) and refuses, with
+// FailedPrecondition naming the archive, one whose size or member there changed.
 Dataset archive_dataset(const std::string& archive_path, const std::string& member_glob = "",
                         int64_t max_member_bytes = int64_t{1} << 30);
 

@@ -32,6 +32,10 @@ Dataset Dataset::from_generator(std::function<Generator()> make_generator) {
   return Dataset(make_from_generator(std::move(make_generator)));
 }
 
+Dataset Dataset::from_generator(std::function<StatefulGenerator()> make_generator) {
+  return Dataset(make_from_stateful_generator(std::move(make_generator)));
+}
+
 Dataset Dataset::zip(std::vector<Dataset> datasets) {
   std::vector<PlanPtr> plans;
   for (const Dataset& d : datasets) plans.push_back(d.plan_);
@@ -156,6 +160,16 @@ Dataset Dataset::ignore_errors(bool log_warning) const {
 Dataset Dataset::with_options(const Options& options) const {
   return Dataset(std::make_shared<OptionsNode>(plan_, options));
 }
+
+namespace {
+bool checkpointable(const PlanNode& node) {
+  if (!node.checkpointable()) return false;
+  return std::all_of(node.inputs().begin(), node.inputs().end(),
+                     [](const PlanPtr& input) { return checkpointable(*input); });
+}
+}  // namespace
+
+bool Dataset::is_checkpointable() const { return checkpointable(*plan_); }
 
 Iterator Dataset::make_iterator(const Options& options) const {
   return Iterator(std::make_unique<Execution>(plan_, options));

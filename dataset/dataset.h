@@ -56,6 +56,9 @@ class Dataset {
   // Element i holds row i of every component (and record i of the components' origin, if set).
   static Dataset from_tensor_slices(Element components);
   static Dataset from_generator(std::function<Generator()> make_generator);
+  // A generator that can save and restore its position (graph/stages/sources.h), so that
+  // iterators over it can be saved; a plain Generator cannot (Iterator::save: Unimplemented).
+  static Dataset from_generator(std::function<StatefulGenerator()> make_generator);
   static Dataset zip(std::vector<Dataset> datasets);
   // A dataset over any plan node (how formats/ readers become datasets).
   static Dataset from_plan(PlanPtr plan) { return Dataset(std::move(plan)); }
@@ -126,6 +129,10 @@ class Dataset {
   // elements are not batches.
   std::optional<int64_t> static_batch_size() const;
   Iterator make_iterator(const Options& options = {}) const;
+  // Whether its iterators can save their position (Iterator::save): every stage can but
+  // from_generator over a plain Generator. Datasets an interleave function makes at run time are
+  // not known here; Iterator::save names such a stage if it cannot.
+  bool is_checkpointable() const;
 
   // Range-for support: `for (const Element& e : ds)` makes one iterator for the loop.
   class LoopIterator {

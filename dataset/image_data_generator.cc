@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <span>
 #include <utility>
@@ -38,11 +39,11 @@ struct FlowState {
 };
 
 // Fisher-Yates with sluice's generator, so the order is the same on every platform.
-std::vector<int64_t> epoch_order(const FlowState& state, uint64_t pass) {
+std::vector<int64_t> epoch_order(const FlowState& state, uint64_t seed, uint64_t pass) {
   std::vector<int64_t> order(state.filenames.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
   if (!state.shuffle) return order;
-  Random random(mix_seed(state.seed, 0x5348554646ull /* "SHUFF" */), pass);
+  Random random(mix_seed(seed, 0x5348554646ull /* "SHUFF" */), pass);
   for (size_t i = order.size(); i > 1; --i) {
     std::swap(order[i - 1],
               order[static_cast<size_t>(random.uniform_int(static_cast<int64_t>(i)))]);
@@ -58,13 +59,10 @@ class FlowSource final : public ElementSource {
   FlowSource(std::shared_ptr<FlowState> state, int64_t batch_size)
       : state_(std::move(state)),
         batch_size_(batch_size),
-        order_(epoch_order(*state_, state_->passes.fetch_add(1, std::memory_order_relaxed))) {
-    if (!state_->archive.empty()) {
-      std::vector<ArchiveMemberRef> members;
-      members.reserve(order_.size());
-      for (int64_t i : order_) members.push_back(state_->members[static_cast<size_t>(i)]);
-      reader_.emplace(state_->archive, std::move(members), state_->archive_read);
-    }
+        seed_(state_->seed),
+        pass_(state_->passes.fetch_add(1, std::memory_order_relaxed)),
+        order_(epoch_order(*state_, seed_, pass_)) {
+    open_archive();
   }
 
   bool next(Chunk& out, size_t max) override {
@@ -94,9 +92,39 @@ class FlowSource final : public ElementSource {
     return out.size() > start;
   }
 
+  // The pass's seed and number (its order follows from them) and the position in it.
+  void save(StateWriter& writer) const override {
+    writer.write_int("seed", static_cast<int64_t>(seed_));
+    writer.write_int("pass", static_cast<int64_t>(pass_));
+    writer.write_int("position", static_cast<int64_t>(position_));
+  }
+  void restore(const StateReader& reader) override {
+    seed_ = static_cast<uint64_t>(reader.read_int("seed"));
+    pass_ =
+        static_cast<uint64_t>(reader.read_int("pass", 0, std::numeric_limits<int64_t>::max() - 1));
+    state_->passes.store(pass_ + 1, std::memory_order_relaxed);
+    order_ = epoch_order(*state_, seed_, pass_);
+    position_ =
+        static_cast<size_t>(reader.read_int("position", 0, static_cast<int64_t>(order_.size())));
+    open_archive();
+  }
+
  private:
+  // The archive's members from the position on, in the pass's order.
+  void open_archive() {
+    if (state_->archive.empty()) return;
+    std::vector<ArchiveMemberRef> members;
+    members.reserve(order_.size() - position_);
+    for (size_t k = position_; k < order_.size(); ++k) {
+      members.push_back(state_->members[static_cast<size_t>(order_[k])]);
+    }
+    reader_.emplace(state_->archive, std::move(members), state_->archive_read);
+  }
+
   std::shared_ptr<FlowState> state_;
   int64_t batch_size_;
+  uint64_t seed_;
+  uint64_t pass_;
   std::vector<int64_t> order_;
   size_t position_ = 0;
   std::optional<OrderedMemberReader> reader_;
@@ -379,8 +407,12 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
 
   const auto n = static_cast<int64_t>(folder.filenames.size());
   const int64_t batch_size = options.batch_size;
+  std::string listed;
+  for (const std::string& f : state->filenames) listed.append(f).push_back('\0');
+  std::string parameters = str_cat("files=", n, " #", digest(listed), ", batch_size=", batch_size,
+                                   ", shuffle=", state->shuffle ? "true" : "false");
   Dataset source = Dataset::from_plan(
-      make_source("image_data_generator", (n + batch_size - 1) / batch_size,
+      make_source("image_data_generator", (n + batch_size - 1) / batch_size, std::move(parameters),
                   [state, batch_size] { return std::make_unique<FlowSource>(state, batch_size); }));
 
   const ImageSize size = options.target_size;

@@ -19,6 +19,9 @@
 // sluice's (ops/resize.h), not PIL's. A subset without validation_split is an error (Keras gives
 // every file to "training" and none to "validation"). The data-dependent featurewise_* and
 // zca_whitening options, which need Keras' fit(), are refused as Unimplemented.
+//
+// Saved state (Iterator::save): the pass's seed and number, from which its order follows, and the
+// position in it; then the parallel map's (graph/stages/map.h).
 #pragma once
 
 #include <cstdint>

@@ -350,7 +350,7 @@ class ArchiveFolderSource final : public ElementSource {
     try {
       std::string bytes;
       while (out.size() - start < max) {
-        const auto i = static_cast<size_t>(reader_.index());
+        const auto i = static_cast<size_t>(first_ + reader_.index());
         if (!reader_.next(bytes)) break;
         std::vector<Tensor> components{Tensor::scalar(folder_->filenames[i]),
                                        Tensor::scalar(std::move(bytes))};
@@ -368,9 +368,24 @@ class ArchiveFolderSource final : public ElementSource {
     return out.size() > start;
   }
 
+  // The position in the listing (members are found by their ordinal and checked by their path).
+  void save(StateWriter& writer) const override {
+    writer.write_int("done", done_ ? 1 : 0);
+    writer.write_int("index", first_ + reader_.index());
+  }
+  void restore(const StateReader& reader) override {
+    done_ = reader.read_bool("done");
+    first_ = reader.read_int("index", 0, static_cast<int64_t>(folder_->members.size()));
+    reader_ = OrderedMemberReader(
+        folder_->archive,
+        std::vector<ArchiveMemberRef>(folder_->members.begin() + first_, folder_->members.end()),
+        folder_->archive_read);
+  }
+
  private:
   std::shared_ptr<const Listing> folder_;
   OrderedMemberReader reader_;
+  int64_t first_ = 0;  // The listing index of the reader's first member (after a restore).
   std::shared_ptr<const Element::Names> names_;
   bool done_ = false;
 };
@@ -478,9 +493,18 @@ Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls
   listing->members = folder.members;
   listing->archive_read = folder.archive_read;
   std::shared_ptr<const Listing> shared = std::move(listing);
-  return Dataset::from_plan(
-      make_source("image_folder_archive", static_cast<int64_t>(folder.filenames.size()),
-                  [shared] { return std::make_unique<ArchiveFolderSource>(shared); }));
+  std::string listed;
+  for (size_t i = 0; i < folder.filenames.size(); ++i) {
+    listed.append(folder.filenames[i]).push_back('\0');
+    listed.append(std::to_string(folder.labels[i])).push_back('\0');
+  }
+  std::string parameters =
+      str_cat("archive=\"", folder.archive, "\", files=", folder.filenames.size(), " #",
+              digest(listed), ", classes=", folder.class_names.size(),
+              ", class_mode=", static_cast<int>(folder.class_mode));
+  return Dataset::from_plan(make_source(
+      "image_folder_archive", static_cast<int64_t>(folder.filenames.size()), std::move(parameters),
+      [shared] { return std::make_unique<ArchiveFolderSource>(shared); }));
 }
 
 Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num_parallel_calls) {

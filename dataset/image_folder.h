@@ -7,6 +7,10 @@
 // sorted index and class map as for the extracted folder; the images are then read in that
 // sorted order by formats/archive.h's OrderedMemberReader, which makes one pass when the archive
 // is stored in sorted order and more, bounded, passes otherwise; never are all images in memory.
+//
+// Saved state: a directory's listing is a from_tensor_slices, which saves the index of the next
+// file; an archive's source saves the index of the next member in the listing (a restore reads
+// the members from there, each checked by its path as always).
 #pragma once
 
 #include <cstdint>

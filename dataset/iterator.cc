@@ -1,12 +1,36 @@
 #include "dataset/iterator.h"
 
+#include "core/errors.h"
+#include "formats/iterator_state.h"
+
 namespace sluice {
 
 std::optional<Element> Iterator::next() {
+  if (broken_) {
+    throw FailedPrecondition(
+        "Iterator::next: a failed restore left this iterator unusable; make a new one");
+  }
   Item item;
   if (!execution_->next(item)) return std::nullopt;
   if (!item.ok()) std::rethrow_exception(item.error);
   return std::move(item.element);
+}
+
+std::string Iterator::save() {
+  const Execution::SavedState state = execution_->save();
+  return encode_iterator_state(state.plan, state.values);
+}
+
+void Iterator::restore(std::string_view state) {
+  const DecodedIteratorState decoded = decode_iterator_state(state);
+  const bool started_before = execution_->restore_started();
+  try {
+    execution_->restore(decoded.plan, decoded.values);
+  } catch (...) {
+    // A state refused before any stage took part of it leaves the iterator as it was.
+    broken_ = broken_ || (!started_before && execution_->restore_started());
+    throw;
+  }
 }
 
 }  // namespace sluice

@@ -5,12 +5,23 @@
 //   auto it = ds.make_iterator();
 //   while (auto e = it.next()) use(*e);
 //
-// Not thread-safe: one thread calls next() at a time (the pipeline itself is parallel).
+// Its position can be saved and restored into a fresh iterator of the same dataset, in this
+// process or another, which then continues with exactly the elements this one would have produced
+// (with deterministic=false: none lost, none repeated):
+//
+//   std::string state = it.save();
+//   ...
+//   auto resumed = ds.make_iterator();
+//   resumed.restore(state);
+//
+// Not thread-safe: one thread calls next(), save() and restore() at a time (the pipeline itself
+// is parallel).
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/element.h"
@@ -31,6 +42,23 @@ class Iterator {
   // call continues after it, as tf.data's GetNext.
   std::optional<Element> next();
 
+  // The iterator's position as a blob (formats/iterator_state.h): versioned, CRC-32C-checked
+  // records holding the signature of the plan as it runs (each stage's kind and parameters, not
+  // its functions) and every stage's saved values; what each stage saves is in its header (small
+  // for sources, which save an index or a file offset; buffers save their elements). Saving
+  // pauses the pipeline's background threads for the work in flight and resumes them.
+  // Throws Unimplemented naming a stage that cannot save (from_generator without a
+  // StatefulGenerator; Dataset::is_checkpointable() says beforehand).
+  std::string save();
+  // Continues from `state`, a blob save() returned from an iterator of the same dataset.
+  // REQUIRES: nothing was taken from this iterator (FailedPrecondition otherwise, and for a second
+  // restore). Throws InvalidArgument naming the first stage that differs for a state of another
+  // pipeline, DataLoss naming the byte offset for a truncated or corrupted state,
+  // FailedPrecondition naming the file when a file read from changed since (a TFRecord file
+  // shorter than the saved offset, or no record there). After a failed restore the iterator
+  // refuses to run (FailedPrecondition): make a new one.
+  void restore(std::string_view state);
+
   // Per-stage counters: elements, errors, busy time and waiting on input and output.
   std::vector<StageStatsSnapshot> stats() const { return execution_->stats(); }
   std::string stats_table() const { return format_stats_table(stats()); }
@@ -39,6 +67,7 @@ class Iterator {
 
  private:
   std::unique_ptr<Execution> execution_;
+  bool broken_ = false;  // A restore failed halfway.
 };
 
 }  // namespace sluice

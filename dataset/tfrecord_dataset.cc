@@ -1,6 +1,7 @@
 #include "dataset/tfrecord_dataset.h"
 
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -26,6 +27,12 @@ class TFRecordSource final : public ElementSource {
 
   bool next(Chunk& out, size_t max) override {
     const size_t start = out.size();
+    if (pending_) {
+      Element element{std::move(*pending_)};
+      element.set_origin(ElementOrigin(source_, pending_record_));
+      out.push_back(Item{std::move(element), nullptr});
+      pending_.reset();
+    }
     while (out.size() - start < max) {
       if (!reader_) {
         if (next_file_ >= files_->size()) break;
@@ -57,20 +64,80 @@ class TFRecordSource final : public ElementSource {
     return out.size() > start;
   }
 
+  // The file being read, the byte offset and index of its next record, and its size then.
+  void save(StateWriter& writer) const override {
+    writer.write_int("next_file", static_cast<int64_t>(next_file_));
+    writer.write_int("reading", reader_ ? 1 : 0);
+    if (!reader_) return;
+    // A record restored but not handed out yet is the next one.
+    const int64_t pending = pending_ ? 1 : 0;
+    writer.write_int("offset", static_cast<int64_t>(pending ? pending_offset_ : reader_->offset()));
+    writer.write_int("record", reader_->record_index() - pending);
+    writer.write_int("file_size", file_size(reader_->path()));
+  }
+
+  // Reopens the file at the saved offset and reads the record there, which must parse: a file
+  // that shrank or was rewritten since is refused rather than read from the middle of a record.
+  void restore(const StateReader& reader) override {
+    next_file_ =
+        static_cast<size_t>(reader.read_int("next_file", 0, static_cast<int64_t>(files_->size())));
+    if (!reader.read_bool("reading")) return;
+    if (next_file_ == 0) reader.fail("reading", "is set before any file was opened");
+    const std::string& path = (*files_)[next_file_ - 1];
+    const auto offset =
+        static_cast<uint64_t>(reader.read_int("offset", 0, std::numeric_limits<int64_t>::max()));
+    const int64_t record = reader.read_int("record", 0, std::numeric_limits<int64_t>::max());
+    const int64_t saved_size = reader.read_int("file_size", 0, std::numeric_limits<int64_t>::max());
+    const int64_t size = file_size(path);
+    if (size < saved_size) {
+      throw FailedPrecondition(str_cat("TFRecordDataset: ", path, " has ", size,
+                                       " bytes, fewer than the ", saved_size,
+                                       " it had when the iterator state was saved"));
+    }
+    try {
+      reader_.emplace(path, options_);
+      source_ = std::make_shared<const std::string>(path);
+      reader_->seek(offset, record);
+      Tensor next(DType::kString, Shape{});
+      if (reader_->read(*next.data<std::string>())) pending_ = std::move(next);
+      pending_offset_ = offset;
+      pending_record_ = record;
+    } catch (const DataLoss& e) {
+      throw FailedPrecondition(str_cat("TFRecordDataset: ", path,
+                                       " changed since the iterator state was saved: the record "
+                                       "saved at byte offset ",
+                                       offset, " does not parse (", e.what(), ")"));
+    }
+  }
+
  private:
+  static int64_t file_size(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw NotFound(str_cat("TFRecordDataset: ", path, ": ", ec.message()));
+    return static_cast<int64_t>(size);
+  }
+
   std::shared_ptr<const std::vector<std::string>> files_;
   TFRecordReaderOptions options_;
   size_t next_file_ = 0;
   std::optional<TFRecordReader> reader_;
   std::shared_ptr<const std::string> source_;  // The open file's name, the records' origin.
+  std::optional<Tensor> pending_;  // The record a restore read to check the file.
+  uint64_t pending_offset_ = 0;
+  int64_t pending_record_ = 0;
 };
 
 Dataset files_dataset(std::shared_ptr<const std::vector<std::string>> files,
                       TFRecordReaderOptions options) {
-  return Dataset::from_plan(
-      make_source("tfrecord", kUnknownCardinality, [files = std::move(files), options] {
-        return std::make_unique<TFRecordSource>(files, options);
-      }));
+  std::string names;
+  for (const std::string& f : *files) names.append(f).push_back('\0');
+  std::string parameters = str_cat("files=", files->size(), " #", digest(names),
+                                   ", compression=", compression_name(options.compression));
+  return Dataset::from_plan(make_source("tfrecord", kUnknownCardinality, std::move(parameters),
+                                        [files = std::move(files), options] {
+                                          return std::make_unique<TFRecordSource>(files, options);
+                                        }));
 }
 
 }  // namespace

@@ -28,6 +28,11 @@ inline constexpr int64_t kDefaultTFRecordBufferSize = 256 << 10;
 //
 // Buffers: buffer_size bytes per open file (two buffers for compressed files), plus what the
 // interleave holds when num_parallel_reads > 0.
+//
+// Saved state: the file being read, the byte offset and index of its next record, and the
+// file's size. A restore reopens the file there and reads that record at once: a file that has
+// fewer bytes than when the state was saved, or whose record at the offset does not parse, is
+// FailedPrecondition naming the file (a file that grew by appended records is read on).
 Dataset TFRecordDataset(std::vector<std::string> filenames, std::string compression = "",
                         int64_t buffer_size = kDefaultTFRecordBufferSize,
                         int64_t num_parallel_reads = 0);

@@ -63,6 +63,21 @@ class FileHandle {
   FileHandle(const FileHandle&) = delete;
   FileHandle& operator=(const FileHandle&) = delete;
 
+  // Moves n bytes on, fewer only at the end of the file; returns how many.
+  uint64_t skip(uint64_t n) {
+    struct stat st;
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    if (at < 0 || ::fstat(fd_, &st) != 0) {
+      throw DataLoss(str_cat("seek error: ", std::strerror(errno)));
+    }
+    const uint64_t left = st.st_size > at ? static_cast<uint64_t>(st.st_size - at) : 0;
+    const uint64_t k = std::min(n, left);
+    if (::lseek(fd_, static_cast<off_t>(k), SEEK_CUR) < 0) {
+      throw DataLoss(str_cat("seek error: ", std::strerror(errno)));
+    }
+    return k;
+  }
+
   // Reads up to n bytes, fewer only at the end of the file.
   size_t read(char* dst, size_t n) {
     size_t done = 0;
@@ -94,6 +109,18 @@ class TFRecordReader::Source {
   // Called once read() has ended (at a record boundary, or inside a record): throws if the stream
   // did not end well.
   virtual void check_end() {}
+  // Moves n bytes on before anything was read, fewer only at the end; returns how many.
+  virtual uint64_t skip(uint64_t n) {
+    std::vector<char> sink(std::min<uint64_t>(n, 1 << 20));
+    uint64_t done = 0;
+    while (done < n) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(n - done, sink.size()));
+      const size_t got = read(sink.data(), want);
+      done += got;
+      if (got < want) break;
+    }
+    return done;
+  }
 
   // Sources that lend their own buffers (reserve() > 0): the next bytes of the stream, at
   // data[begin, end), with reserve() writable bytes before `begin`; data == nullptr at the end.
@@ -113,6 +140,7 @@ class PlainSource final : public TFRecordReader::Source {
  public:
   explicit PlainSource(const std::string& path) : file_(path) {}
   size_t read(char* dst, size_t n) override { return file_.read(dst, n); }
+  uint64_t skip(uint64_t n) override { return file_.skip(n); }
 
  private:
   FileHandle file_;
@@ -421,6 +449,22 @@ void TFRecordReader::fail(std::exception_ptr error) {
 
 void TFRecordReader::fail(const std::string& words) {
   fail(std::make_exception_ptr(DataLoss(words + where())));
+}
+
+void TFRecordReader::seek(uint64_t offset, int64_t record_index) {
+  uint64_t skipped = 0;
+  try {
+    skipped = source_->skip(offset);
+  } catch (const DataLoss& e) {
+    fail(e.what());
+  }
+  source_offset_ += skipped;
+  if (skipped < offset) {
+    fail(
+        str_cat("cannot seek to offset ", offset, ": the record stream holds ", skipped, " bytes"));
+  }
+  offset_ = offset;
+  record_index_ = record_index;
 }
 
 bool TFRecordReader::read_view(std::string_view& record) {

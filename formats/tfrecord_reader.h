@@ -72,6 +72,14 @@ class TFRecordReader {
   // the next call on this reader or its destruction.
   bool read_view(std::string_view& record);
 
+  // Moves to `offset` in the (uncompressed) record stream, where offset() stood before record
+  // `record_index` when a reader of this file read it, and counts on from there: how a saved
+  // position is taken up again. Seeks in an uncompressed file; decompresses and drops the bytes
+  // before `offset` in a compressed one. Nothing is checked at `offset` itself: the next read
+  // checks the record as every read does. REQUIRES: nothing read yet. Throws DataLoss naming the
+  // file when the stream ends before `offset`.
+  void seek(uint64_t offset, int64_t record_index);
+
   // Byte offset, in the uncompressed record stream, of the next record to read.
   uint64_t offset() const { return offset_; }
   // Index of the next record to read (= the number of records read so far).

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 
+#include "core/errors.h"
 #include "graph/engine.h"
 
 namespace sluice {
@@ -50,21 +52,22 @@ class AsyncStageIterator final : public StageIterator {
     waker_ = ctx_.engine().add_waker([this] { wake_all(); });
     // The graph attaches to the arena it is built in, so every task of it runs there.
     ctx_.engine().arena().execute([this] { build_graph(); });
-    feeder_ = std::thread([this] { feed(); });
-    g_live_feeders.fetch_add(1, std::memory_order_relaxed);
   }
 
   ~AsyncStageIterator() override {
     stopping_ = true;
     wake_all();
-    feeder_.join();
-    g_live_feeders.fetch_sub(1, std::memory_order_relaxed);
+    if (feeder_.joinable()) {
+      feeder_.join();
+      g_live_feeders.fetch_sub(1, std::memory_order_relaxed);
+    }
     graph_->wait_for_all();
     ctx_.engine().remove_waker(waker_);
   }
 
  protected:
   bool next_internal(Chunk& out, size_t max) override {
+    if (!started_) start();
     while (true) {
       if (cursor_ < current_.size()) {
         const size_t n = std::min(max, current_.size() - cursor_);
@@ -104,8 +107,64 @@ class AsyncStageIterator final : public StageIterator {
     }
   }
 
+  void save_internal(StateWriter& writer) override {
+    quiesce();
+    struct Resume {
+      AsyncStageIterator* self;
+      ~Resume() { self->resume(); }
+    } resume{this};
+    // What the consumer would take next, in the order it would take it.
+    std::vector<Item> buffered(current_.begin() + static_cast<std::ptrdiff_t>(cursor_),
+                               current_.end());
+    for (const TaskPtr& task : done_) {
+      buffered.insert(buffered.end(), task->items.begin(), task->items.end());
+    }
+    writer.write_int("index", next_index_);
+    writer.write_int("input_ended", input_ended_ ? 1 : 0);
+    writer.write_items("buffered", buffered);
+    if (config_.save) config_.save(writer);
+    if (!input_ended_) input_.save(writer);
+  }
+
+  void restore_internal(const StateReader& reader) override {
+    next_index_ = reader.read_int("index", 0, std::numeric_limits<int64_t>::max());
+    input_ended_ = reader.read_bool("input_ended");
+    current_.clear();
+    cursor_ = 0;
+    reader.read_items("buffered", current_);
+    if (config_.restore) config_.restore(reader);
+    if (!input_ended_) input_.restore(reader);
+  }
+
  private:
   bool halted() const { return stopping_ || ctx_.cancelled(); }
+
+  // Starts the feeder, unless the input ended before a save this stage was restored from.
+  void start() {
+    started_ = true;
+    if (input_ended_) return;
+    feeder_ = std::thread([this] { feed(); });
+    g_live_feeders.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Stops the feeder pulling and waits for the tasks in flight: afterwards nothing but the
+  // consumer touches the input or the finished tasks, until resume().
+  void quiesce() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    paused_ = true;
+    room_.notify_all();
+    ready_.wait(lock, [&] {
+      return halted() ||
+             ((feeder_waiting_ || input_ended_ || !started_) && delivered_ == submitted_);
+    });
+    if (halted()) throw Cancelled("the iterator was cancelled while saving its state");
+  }
+
+  void resume() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paused_ = false;
+    room_.notify_all();
+  }
   bool finished_locked() const { return input_ended_ && delivered_ == submitted_; }
 
   void wake_all() {
@@ -167,16 +226,19 @@ class AsyncStageIterator final : public StageIterator {
     // Named, as tf.data names its threads, so a debugger or a leak check can tell it apart.
     pthread_setname_np(pthread_self(), kFeederThreadName);
     uint64_t sequence = 0;
-    int64_t index = 0;
     while (true) {
       size_t want = next_task_size();
       {
         std::unique_lock<std::mutex> lock(mutex_);
         const auto start = Clock::now();
+        // While it waits here the feeder touches nothing a save reads.
+        feeder_waiting_ = true;
+        if (paused_) ready_.notify_all();
         room_.wait(lock, [&] {
-          return halted() || (outstanding_tasks_ < config_.max_tasks &&
+          return halted() || (!paused_ && outstanding_tasks_ < config_.max_tasks &&
                               outstanding_elements_ < config_.max_elements);
         });
+        feeder_waiting_ = false;
         stats_->output_wait_ns.fetch_add(elapsed_ns(start), std::memory_order_relaxed);
         if (halted()) break;
         if (config_.task_size == 0) {
@@ -185,7 +247,7 @@ class AsyncStageIterator final : public StageIterator {
       }
       auto task = std::make_shared<AsyncTask>();
       task->sequence = sequence;
-      task->first_index = index;
+      task->first_index = next_index_;
       bool more = true;
       const auto pull_start = Clock::now();
       while (more && task->items.size() < want && !halted()) {
@@ -206,7 +268,7 @@ class AsyncStageIterator final : public StageIterator {
         task->input_count = size;
         submitted_ += 1;
         sequence += 1;
-        index += static_cast<int64_t>(size);
+        next_index_ += static_cast<int64_t>(size);
         work_->try_put(task);
       }
       if (!more) break;
@@ -238,6 +300,11 @@ class AsyncStageIterator final : public StageIterator {
   uint64_t submitted_ = 0;
   uint64_t delivered_ = 0;
   bool input_ended_ = false;
+  bool paused_ = false;          // A save is reading the stage: the feeder must not pull.
+  bool feeder_waiting_ = false;  // The feeder waits for room (or for the pause to end).
+  int64_t next_index_ = 0;       // Input items pulled: the index of the next one. Feeder's, or
+                                 // the consumer's while paused.
+  bool started_ = false;         // Consumer only.
   bool buffer_was_full_ = false;       // Since the autotuner last grew max_elements.
   size_t bytes_per_element_ = 0;       // The largest seen, for the autotuner's byte budget.
   std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.

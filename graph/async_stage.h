@@ -13,6 +13,16 @@
 //
 // Buffering: at most `max_tasks` chunks and `max_elements` elements are in flight or finished
 // but not yet taken by the consumer (plus the one chunk the consumer is reading from).
+//
+// The feeder starts on the first next() (as tf.data starts its threads on the first GetNext), so
+// a fresh iterator has pulled nothing and can be restored. Saved state: saving pauses the feeder
+// once it has handed on what it is pulling, waits for the tasks in flight to finish, and saves
+// the finished items not yet taken (elements, or errors by code and message) in the order the
+// consumer would take them, the count of input items pulled (the index map functions see), the
+// body's own values (AsyncStageConfig::save) and the input's state; then the feeder resumes. The
+// consumer stalls for the tasks in flight (about 1 ms each: adaptive tasks are sized so) plus
+// the copy of the finished items. A restored stage hands out the saved items first, then goes on
+// pulling its restored input.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +60,9 @@ struct AsyncStageConfig {
   // Transforms task.items in place (may add, drop or replace items). Runs concurrently on
   // different tasks; must not throw (errors become items).
   std::function<void(AsyncTask&)> body;
+  // The body's own state (a map's seeds), saved and restored with the stage's while no task runs.
+  std::function<void(StateWriter&)> save;
+  std::function<void(const StateReader&)> restore;
 };
 
 // The name of every feeder thread (at most 15 characters, Linux's limit).

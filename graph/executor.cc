@@ -1,5 +1,6 @@
 #include "graph/executor.h"
 
+#include "core/strings.h"
 #include "core/threads.h"
 #include "graph/engine.h"
 #include "graph/optimize.h"
@@ -34,6 +35,7 @@ Execution::~Execution() {
 }
 
 bool Execution::next(Item& item) {
+  pulled_ = true;
   while (cursor_ == buffer_.size()) {
     if (ended_) return false;
     buffer_.clear();
@@ -45,6 +47,41 @@ bool Execution::next(Item& item) {
   }
   item = std::move(buffer_[cursor_++]);
   return true;
+}
+
+const PlanSignature& Execution::signature() {
+  if (!signature_) signature_ = plan_signature(*plan_);
+  return *signature_;
+}
+
+// The root's values sit under the root's name; the items the consumer pulled from the root and
+// has not taken yet under "iterator".
+Execution::SavedState Execution::save() {
+  SavedState state{signature(), {}};
+  StateWriter writer(state.values, "iterator");
+  writer.write_int("ended", ended_ ? 1 : 0);
+  writer.write_items("pending", std::span<const Item>(buffer_).subspan(cursor_));
+  if (!ended_) {
+    StateWriter root(state.values, root_->stats().name);
+    root_->save(root);
+  }
+  return state;
+}
+
+void Execution::restore(const PlanSignature& plan, const SavedValues& values) {
+  if (pulled_ || restored_) {
+    throw FailedPrecondition(str_cat(
+        "Iterator::restore: the iterator has ", pulled_ ? "produced elements" : "been restored",
+        " already; restore a state into a fresh iterator of the same dataset"));
+  }
+  check_signature(plan, signature());
+  restored_ = true;
+  const StateReader reader(values, "iterator");
+  ended_ = reader.read_bool("ended");
+  buffer_.clear();
+  cursor_ = 0;
+  reader.read_items("pending", buffer_);
+  if (!ended_) root_->restore(StateReader(values, root_->stats().name));
 }
 
 const Options& Execution::options() const { return ctx_->options(); }

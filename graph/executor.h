@@ -4,11 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "graph/options.h"
 #include "graph/plan.h"
 #include "graph/stage.h"
+#include "graph/state.h"
 #include "graph/stats.h"
 
 namespace sluice {
@@ -25,6 +27,23 @@ class Execution {
   // The next item of the stream; false at the end (and after it). Not thread-safe.
   bool next(Item& item);
 
+  // The position of every stage (graph/state.h), and the signature of the plan as lowered.
+  // Throws Unimplemented naming a stage that cannot save. Not thread-safe with next().
+  struct SavedState {
+    PlanSignature plan;
+    StateValues values;
+  };
+  SavedState save();
+  // Continues from a saved position. Throws FailedPrecondition once next() or restore() was called,
+  // InvalidArgument naming the first stage where `plan` differs from this execution's plan, and
+  // the stages' errors (DataLoss for values that do not fit). After a failed restore the
+  // execution must be discarded.
+  void restore(const PlanSignature& plan, const SavedValues& values);
+  // Whether a restore got past its checks (the stages may then hold part of a state).
+  bool restore_started() const { return restored_; }
+  // The signature of the plan as lowered (computed once).
+  const PlanSignature& signature();
+
   const Options& options() const;
   std::vector<StageStatsSnapshot> stats() const;
   // The plan as executed, after graph rewrites.
@@ -38,6 +57,9 @@ class Execution {
   Chunk buffer_;
   size_t cursor_ = 0;
   bool ended_ = false;
+  bool pulled_ = false;
+  bool restored_ = false;
+  std::optional<PlanSignature> signature_;
 };
 
 }  // namespace sluice

@@ -35,15 +35,14 @@ std::vector<StageStatsSnapshot> ExecContext::stats_snapshot() const {
   return out;
 }
 
+StagePath child_path(const StagePath& parent, int index, const PlanNode& node) {
+  return StagePath{str_cat(parent.key, "/", index, ":", node.name()), parent.depth + 1};
+}
+
 std::unique_ptr<StageIterator> ExecContext::lower(const PlanNode& node, const StagePath* parent,
                                                   int index) {
-  StagePath path;
-  if (parent == nullptr) {
-    path.key = node.name();
-  } else {
-    path.key = str_cat(parent->key, "/", index, ":", node.name());
-    path.depth = parent->depth + 1;
-  }
+  const StagePath path =
+      parent == nullptr ? StagePath{node.name(), 0} : child_path(*parent, index, node);
   return node.make_iterator(*this, path);
 }
 

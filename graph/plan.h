@@ -52,6 +52,20 @@ class PlanNode {
   // Whether the stage runs on the iterator's arena (parallel map, prefetch, ...).
   virtual bool is_async() const { return false; }
 
+  // What the stage is besides its kind, for the plan signature a saved iterator state carries
+  // (graph/state.h): every parameter that changes what it produces ("batch_size=32,
+  // drop_remainder=false"), not its functions, which cannot be compared.
+  virtual std::string parameters() const = 0;
+  // Whether the stage's iterators can save their position (a generator without state cannot).
+  // The stages a function makes at run time (interleave's) are not known here.
+  virtual bool checkpointable() const { return true; }
+
+  // Sources whose element i is a function of i alone (range, from_tensor_slices) make it on
+  // demand, so that a buffer over them can hold and save indices instead of elements.
+  virtual bool has_element_at() const { return false; }
+  // REQUIRES: has_element_at() and 0 <= index < cardinality().
+  virtual Element element_at(int64_t /*index*/) const { return Element(); }
+
   // A copy of this node reading from other inputs (for graph rewrites).
   virtual PlanPtr with_inputs(std::vector<PlanPtr> inputs) const = 0;
 
@@ -106,6 +120,9 @@ class ExecContext {
   std::map<std::string, std::unique_ptr<StageStats>> stats_;
   std::vector<StageStats*> stats_order_;
 };
+
+// The path of input `index` of the stage at `parent`, when that input is `node`.
+StagePath child_path(const StagePath& parent, int index, const PlanNode& node);
 
 // Convenience for stages: the first element of `inputs` of a node, lowered with this path.
 inline StageInput lower_input(ExecContext& ctx, const PlanNode& node, const StagePath& path,

@@ -1,6 +1,7 @@
 // SelectingIterator: the base of stages that pass on some of their input's items unchanged —
 // filter, shard, skip, ignore_errors. It pulls until at least one item is kept or the input
-// ends, so a stage that drops a long run never returns an empty chunk.
+// ends, so a stage that drops a long run never returns an empty chunk. Its saved state is the
+// stage's own position (save_position) and its input's.
 #pragma once
 
 #include "graph/stage.h"
@@ -18,6 +19,18 @@ class SelectingIterator : public StageIterator {
   virtual bool keep(Item& item) = 0;
   // How many items to ask the input for when the caller wants `max`.
   virtual size_t pull_size(size_t max) const { return max; }
+  // The stage's own values of the saved state (a count, an index), if any.
+  virtual void save_position(StateWriter& /*writer*/) {}
+  virtual void restore_position(const StateReader& /*reader*/) {}
+
+  void save_internal(StateWriter& writer) final {
+    save_position(writer);
+    input_.save(writer);
+  }
+  void restore_internal(const StateReader& reader) final {
+    restore_position(reader);
+    input_.restore(reader);
+  }
 
   bool next_internal(Chunk& out, size_t max) final {
     const size_t before = out.size();

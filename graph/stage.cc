@@ -43,10 +43,56 @@ bool StageIterator::next(Chunk& out, size_t max) {
   return more;
 }
 
+namespace {
+
+constexpr std::string_view kSaving = " [saving the state of stage '";
+constexpr std::string_view kRestoring = " [restoring the state of stage '";
+
+// The error being handled with the stage named, unless a stage inside it named itself already.
+std::exception_ptr in_stage(std::string_view doing, const std::string& prefix) {
+  const std::exception_ptr error = std::current_exception();
+  if (error_message(error).find(doing) != std::string::npos) return error;
+  return add_error_context(error, str_cat(doing, prefix, "']"));
+}
+
+}  // namespace
+
+void StageIterator::save(StateWriter& writer) {
+  // A stage that failed has ended, whatever its other values say.
+  writer.write_int("failed", failed_ ? 1 : 0);
+  if (failed_) return;
+  try {
+    save_internal(writer);
+  } catch (...) {
+    std::rethrow_exception(in_stage(kSaving, writer.prefix()));
+  }
+}
+
+void StageIterator::restore(const StateReader& reader) {
+  failed_ = reader.read_bool("failed");
+  if (failed_) return;
+  try {
+    restore_internal(reader);
+  } catch (const DataLoss&) {
+    throw;  // Names the value and offset already.
+  } catch (...) {
+    std::rethrow_exception(in_stage(kRestoring, reader.prefix()));
+  }
+}
+
 bool StageInput::next(Chunk& out, size_t max) {
   const bool more = iterator_->next(out, max);
   owner_->input_wait_ns.fetch_add(iterator_->last_call_ns(), std::memory_order_relaxed);
   return more;
+}
+
+void StageInput::save(StateWriter& writer, size_t index) {
+  StateWriter child = writer.child(index, iterator_->stats().name);
+  iterator_->save(child);
+}
+
+void StageInput::restore(const StateReader& reader, size_t index) {
+  iterator_->restore(reader.child(index, iterator_->stats().name));
 }
 
 }  // namespace sluice

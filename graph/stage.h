@@ -4,6 +4,9 @@
 // pay a virtual call, a clock read or a flow-graph message of its own. Errors travel in the
 // stream as items, in order, exactly where the failing element would have been: a consumer sees
 // them at the right place, ignore_errors() can drop them, and nothing throws inside the engine.
+//
+// Beside next, every stage saves and restores its position (graph/state.h): its own values under
+// its own prefix, and its inputs' through their StageInputs.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "core/element.h"
+#include "graph/state.h"
 #include "graph/stats.h"
 
 namespace sluice {
@@ -47,6 +51,16 @@ class StageIterator {
   // Not thread-safe: one caller at a time. REQUIRES: max >= 1.
   bool next(Chunk& out, size_t max);
 
+  // Writes the stage's position, and its inputs', so that a fresh iterator of the same plan
+  // restored from it produces exactly the items this one would produce next. Throws (an error
+  // naming the stage's prefix) when the stage cannot: Unimplemented for a generator without
+  // state. REQUIRES: no next() call in progress (the pipeline's own threads may be running:
+  // asynchronous stages pause them).
+  void save(StateWriter& writer);
+  // Takes the position `reader` holds. REQUIRES: next() was never called. Throws DataLoss for
+  // values that do not fit the stage, and the stage's own errors (a file changed since).
+  void restore(const StateReader& reader);
+
   // How long the last next() call took (for the caller's input-wait statistics).
   int64_t last_call_ns() const { return last_call_ns_; }
   StageStats& stats() const { return *stats_; }
@@ -54,6 +68,9 @@ class StageIterator {
  protected:
   // The stage's work, with the contract of next(); may throw.
   virtual bool next_internal(Chunk& out, size_t max) = 0;
+  // The stage's part of save() and restore(); the stage's header says what it saves.
+  virtual void save_internal(StateWriter& writer) = 0;
+  virtual void restore_internal(const StateReader& reader) = 0;
 
  private:
   StageStats* stats_;
@@ -70,6 +87,9 @@ class StageInput {
       : iterator_(std::move(iterator)), owner_(owner) {}
 
   bool next(Chunk& out, size_t max);
+  // Saves or restores the input as input `index` of the stage owning `writer` / `reader`.
+  void save(StateWriter& writer, size_t index = 0);
+  void restore(const StateReader& reader, size_t index = 0);
   explicit operator bool() const { return iterator_ != nullptr; }
   void reset() { iterator_.reset(); }
 

@@ -1,5 +1,7 @@
 #include "graph/stages/batch.h"
 
+#include <limits>
+
 #include "core/strings.h"
 
 namespace sluice {
@@ -31,6 +33,15 @@ class BatchIterator final : public StageIterator {
     first_index_ += static_cast<int64_t>(items.size());
     return true;
   }
+  // A batch is made within one next() call: between calls there is no partial batch to save.
+  void save_internal(StateWriter& writer) override {
+    writer.write_int("ended", ended_ ? 1 : 0);
+    if (!ended_) input_.save(writer);
+  }
+  void restore_internal(const StateReader& reader) override {
+    ended_ = reader.read_bool("ended");
+    if (!ended_) input_.restore(reader);
+  }
 
  private:
   StageInput input_;
@@ -49,6 +60,7 @@ class UnbatchNode final : public PlanNodeOf<UnbatchNode> {
     const int64_t n = input()->cardinality();
     return n == kInfiniteCardinality ? n : kUnknownCardinality;
   }
+  std::string parameters() const override { return ""; }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
@@ -75,6 +87,30 @@ class UnbatchNode final : public PlanNodeOf<UnbatchNode> {
           ++row_;
         }
         return true;
+      }
+      // The element being split, while rows of it are left.
+      void save_internal(StateWriter& writer) override {
+        writer.write_int("row", row_);
+        writer.write_int("rows", rows_);
+        if (row_ < rows_) {
+          const Item current{current_, nullptr};
+          writer.write_items("current", std::span<const Item>(&current, 1));
+        }
+        input_.save(writer);
+      }
+      void restore_internal(const StateReader& reader) override {
+        rows_ = reader.read_int("rows", 0, std::numeric_limits<int64_t>::max());
+        row_ = reader.read_int("row", 0, rows_);
+        if (row_ < rows_) {
+          Chunk items;
+          reader.read_items("current", items);
+          if (items.size() != 1 || !items[0].ok() || items[0].element.empty() ||
+              items[0].element[0].rank() == 0 || items[0].element[0].dim(0) != rows_) {
+            reader.fail("current", str_cat("is not one element of ", rows_, " rows"));
+          }
+          current_ = std::move(items[0].element);
+        }
+        input_.restore(reader);
       }
 
      private:
@@ -119,6 +155,20 @@ BatchNode::BatchNode(PlanPtr input, int64_t batch_size, bool drop_remainder,
       batch_size_(batch_size),
       drop_remainder_(drop_remainder),
       padding_(std::move(padding)) {}
+
+std::string BatchNode::parameters() const {
+  std::string out =
+      str_cat("batch_size=", batch_size_, ", drop_remainder=", drop_remainder_ ? "true" : "false");
+  if (padding_) {
+    for (size_t c = 0; c < padding_->shapes.size(); ++c) {
+      out += str_cat(", padded_shape", c, "=[", str_join(padding_->shapes[c], ", "), "]");
+    }
+    for (size_t c = 0; c < padding_->values.size(); ++c) {
+      out += str_cat(", padding_value", c, "=", padding_->values[c].debug_string());
+    }
+  }
+  return out;
+}
 
 int64_t BatchNode::cardinality() const {
   const int64_t n = input()->cardinality();

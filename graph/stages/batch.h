@@ -1,5 +1,9 @@
 // batch, padded_batch and unbatch. A batch that contains a failed element fails as a whole (the
 // first error is reported in its place), whether or not the batch was fused with a map.
+//
+// Saved state: batch and padded_batch nothing of their own (a batch is made within one pull, so
+// none is ever partial between pulls) beyond whether the input ended; unbatch the element it is
+// splitting and the next row.
 #pragma once
 
 #include "graph/batching.h"
@@ -20,6 +24,7 @@ class BatchNode final : public PlanNodeOf<BatchNode> {
   BatchNode(PlanPtr input, int64_t batch_size, bool drop_remainder,
             std::optional<PaddingSpec> padding);
   int64_t cardinality() const override;
+  std::string parameters() const override;
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t batch_size() const { return batch_size_; }

@@ -7,8 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
+#include <optional>
 
+#include "core/element_codec.h"
 #include "core/strings.h"
 
 namespace sluice {
@@ -16,109 +19,46 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The cache file: the magic, then each element as core/element_codec.h encodes it.
 constexpr char kMagic[8] = {'S', 'L', 'C', 'A', 'C', 'H', 'E', '1'};
 
-// --- The cache file: the magic, then each element as its components (dtype, rank, name, dims,
-// --- data; strings as length-prefixed bytes).
-
-template <class T>
-void put(std::ostream& out, T value) {
-  out.write(reinterpret_cast<const char*>(&value), sizeof(value));
-}
-
-void write_element(std::ostream& out, const Element& element) {
-  put<uint32_t>(out, static_cast<uint32_t>(element.size()));
-  for (size_t c = 0; c < element.size(); ++c) {
-    const Tensor& t = element[c];
-    const std::string_view name = element.name(c);
-    put<uint8_t>(out, static_cast<uint8_t>(t.dtype()));
-    put<uint8_t>(out, static_cast<uint8_t>(t.rank()));
-    put<uint16_t>(out, static_cast<uint16_t>(name.size()));
-    out.write(name.data(), static_cast<std::streamsize>(name.size()));
-    for (int64_t d : t.shape().dims()) put<int64_t>(out, d);
-    if (t.dtype() == DType::kString) {
-      for (const std::string& s : t.values<std::string>()) {
-        put<uint64_t>(out, s.size());
-        out.write(s.data(), static_cast<std::streamsize>(s.size()));
-      }
-    } else {
-      out.write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.byte_size()));
-    }
-  }
-}
-
+// Reads a cache file's elements from `offset` (just after the magic by default).
 class CacheReader {
  public:
-  explicit CacheReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+  explicit CacheReader(const std::string& path, uint64_t offset = sizeof(kMagic))
+      : in_(path, std::ios::binary) {
     if (!in_) throw NotFound(str_cat("cannot open cache file '", path, "'"));
-    char magic[8];
-    read_bytes(magic, sizeof(magic));
-    if (std::memcmp(magic, kMagic, sizeof(magic)) != 0) {
+    std::error_code ec;
+    const uint64_t size = fs::file_size(path, ec);
+    if (ec) throw NotFound(str_cat("cannot open cache file '", path, "': ", ec.message()));
+    char magic[sizeof(kMagic)] = {};
+    in_.read(magic, sizeof(magic));
+    if (in_.gcount() != sizeof(magic) || std::memcmp(magic, kMagic, sizeof(magic)) != 0) {
       throw DataLoss(str_cat("'", path, "' is not a sluice cache file (bad magic at offset 0)"));
     }
+    if (offset < sizeof(kMagic) || offset > size) {
+      throw FailedPrecondition(str_cat("cache file '", path, "' has ", size,
+                                       " bytes, too few for the saved position at byte offset ",
+                                       offset, ": it changed since the iterator state was saved"));
+    }
+    in_.seekg(static_cast<std::streamoff>(offset));
+    bytes_.emplace(in_, size - offset, str_cat("cache file '", path, "'"), offset);
   }
 
   // The next element, or false at a clean end of file.
   bool next(Element& element) {
-    if (in_.peek() == std::char_traits<char>::eof()) return false;
-    const auto components = get<uint32_t>();
-    std::vector<Tensor> tensors;
-    auto names = std::make_shared<Element::Names>();
-    bool named = false;
-    for (uint32_t c = 0; c < components; ++c) {
-      const auto dtype = get<uint8_t>();
-      const auto rank = get<uint8_t>();
-      if (dtype > static_cast<uint8_t>(DType::kString) || rank > Shape::kMaxRank) corrupt();
-      std::string name(get<uint16_t>(), '\0');
-      read_bytes(name.data(), name.size());
-      named = named || !name.empty();
-      names->push_back(std::move(name));
-      std::vector<int64_t> dims(rank);
-      for (auto& d : dims) {
-        d = get<int64_t>();
-        if (d < 0 || d > (int64_t{1} << 40)) corrupt();
-      }
-      Tensor t(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
-      if (t.dtype() == DType::kString) {
-        for (std::string& s : t.values<std::string>()) {
-          const auto size = get<uint64_t>();
-          if (size > (uint64_t{1} << 40)) corrupt();
-          s.resize(size);
-          read_bytes(s.data(), size);
-        }
-      } else {
-        read_bytes(static_cast<char*>(t.raw_data()), t.byte_size());
-      }
-      tensors.push_back(std::move(t));
-    }
-    element = Element(std::move(tensors), named ? std::move(names) : nullptr);
+    if (bytes_->at_end()) return false;
+    element = read_element(*bytes_);
     return true;
   }
+  // Byte offset of the next element.
+  uint64_t offset() const { return bytes_->offset(); }
 
  private:
-  template <class T>
-  T get() {
-    T value;
-    read_bytes(reinterpret_cast<char*>(&value), sizeof(value));
-    return value;
-  }
-  void read_bytes(char* data, size_t size) {
-    const auto offset = static_cast<int64_t>(in_.tellg());
-    in_.read(data, static_cast<std::streamsize>(size));
-    if (static_cast<size_t>(in_.gcount()) != size) {
-      throw DataLoss(str_cat("cache file '", path_, "' is truncated at offset ", offset));
-    }
-  }
-  [[noreturn]] void corrupt() {
-    throw DataLoss(str_cat("cache file '", path_, "' is corrupt at offset ",
-                           static_cast<int64_t>(in_.tellg())));
-  }
-
-  std::string path_;
   std::ifstream in_;
+  std::optional<StreamByteReader> bytes_;
 };
 
-// Where a pass's elements go: memory, or a temporary file renamed into place at the end.
 struct MemoryCache {
   std::mutex mutex;
   std::shared_ptr<const std::vector<Element>> elements;  // Set once a pass completed.
@@ -130,82 +70,44 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
       : PlanNodeOf("cache", {std::move(input)}), filename_(std::move(filename)) {}
 
   int64_t cardinality() const override { return input()->cardinality(); }
+  std::string parameters() const override { return str_cat("filename=\"", filename_, "\""); }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
-    StageStats* stats = ctx.stats_for(path, name(), false);
-    if (filename_.empty()) {
-      std::shared_ptr<const std::vector<Element>> done;
-      {
-        std::lock_guard<std::mutex> lock(memory_->mutex);
-        done = memory_->elements;
-      }
-      if (done) return std::make_unique<ReplayMemory>(stats, std::move(done));
-      return std::make_unique<Record>(stats, lower_input(ctx, *this, path, stats), memory_, "");
-    }
-    const std::string data = filename_ + ".sluice-cache";
-    if (fs::exists(data)) return std::make_unique<ReplayFile>(stats, data);
-    return std::make_unique<Record>(stats, lower_input(ctx, *this, path, stats), nullptr,
-                                    filename_);
+    return std::make_unique<CacheIterator>(ctx, path, *this);
   }
 
  private:
-  class ReplayMemory final : public StageIterator {
+  enum class Mode { kRecord, kReplayMemory, kReplayFile };
+
+  // The first pass records the input's elements (and passes them on); later passes replay them.
+  class CacheIterator final : public StageIterator {
    public:
-    ReplayMemory(StageStats* stats, std::shared_ptr<const std::vector<Element>> elements)
-        : StageIterator(stats), elements_(std::move(elements)) {}
-
-   protected:
-    bool next_internal(Chunk& out, size_t max) override {
-      if (index_ == elements_->size()) return false;
-      const size_t end = std::min(elements_->size(), index_ + max);
-      for (; index_ < end; ++index_) out.push_back(Item{(*elements_)[index_], nullptr});
-      return true;
-    }
-
-   private:
-    std::shared_ptr<const std::vector<Element>> elements_;
-    size_t index_ = 0;
-  };
-
-  class ReplayFile final : public StageIterator {
-   public:
-    ReplayFile(StageStats* stats, const std::string& path) : StageIterator(stats), path_(path) {}
-
-   protected:
-    bool next_internal(Chunk& out, size_t max) override {
-      if (!reader_) reader_.emplace(path_);
-      const size_t before = out.size();
-      Element element;
-      while (out.size() - before < max && reader_->next(element)) {
-        out.push_back(Item{std::move(element), nullptr});
+    CacheIterator(ExecContext& ctx, const StagePath& path, const CacheNode& node)
+        : StageIterator(ctx.stats_for(path, node.name(), false)),
+          ctx_(ctx),
+          path_(path),
+          node_(node) {
+      if (node_.filename_.empty()) {
+        std::lock_guard<std::mutex> lock(node_.memory_->mutex);
+        elements_ = node_.memory_->elements;
       }
-      return out.size() > before;
-    }
-
-   private:
-    std::string path_;
-    std::optional<CacheReader> reader_;
-  };
-
-  // The first pass: passes the input on and records it.
-  class Record final : public StageIterator {
-   public:
-    Record(StageStats* stats, StageInput input, std::shared_ptr<MemoryCache> memory,
-           std::string prefix)
-        : StageIterator(stats), input_(std::move(input)), memory_(std::move(memory)),
-          prefix_(std::move(prefix)) {
-      if (!prefix_.empty()) open_file();
-    }
-
-    ~Record() override {
-      if (complete_) return;
-      if (file_.is_open() || memory_) {
-        std::fprintf(stderr,
-                     "cache: the calling iterator did not fully read the dataset being cached; "
-                     "the partially cached contents are discarded. To cache a part of a dataset, "
-                     "use dataset.take(k).cache().repeat() instead.\n");
+      if (elements_) {
+        mode_ = Mode::kReplayMemory;
+      } else if (!node_.filename_.empty() && fs::exists(data_path())) {
+        mode_ = Mode::kReplayFile;
+      } else {
+        mode_ = Mode::kRecord;
+        input_ = lower_input(ctx_, node_, path_, &stats());
       }
+    }
+
+    ~CacheIterator() override {
+      if (mode_ != Mode::kRecord || complete_ || !started_) return;
+      std::fprintf(stderr,
+                   "cache: the calling iterator did not fully read the dataset being cached; the "
+                   "partially cached contents are discarded. To cache a part of a dataset, use "
+                   "dataset.take(k).cache().repeat() instead.\n");
       if (file_.is_open()) {
         file_.close();
         std::error_code ignored;
@@ -216,23 +118,139 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
 
    protected:
     bool next_internal(Chunk& out, size_t max) override {
+      switch (mode_) {
+        case Mode::kReplayMemory: {
+          if (index_ == elements_->size()) return false;
+          const size_t end = std::min(elements_->size(), index_ + max);
+          for (; index_ < end; ++index_) out.push_back(Item{(*elements_)[index_], nullptr});
+          return true;
+        }
+        case Mode::kReplayFile: {
+          if (!reader_) reader_.emplace(data_path());
+          const size_t before = out.size();
+          Element element;
+          while (out.size() - before < max && reader_->next(element)) {
+            out.push_back(Item{std::move(element), nullptr});
+          }
+          return out.size() > before;
+        }
+        case Mode::kRecord:
+          break;
+      }
+      if (!started_) start_recording();
       const size_t before = out.size();
       if (!input_.next(out, max)) {
         finish();
         return false;
       }
       for (size_t i = before; i < out.size(); ++i) {
-        if (!out[i].ok()) continue;
-        if (memory_) recorded_.push_back(out[i].element);
-        if (file_.is_open()) write_element(file_, out[i].element);
+        if (out[i].ok()) record(out[i].element);
       }
       if (file_.is_open() && !file_) throw DataLoss(str_cat("cannot write cache file '", temp_, "'"));
       return true;
     }
 
+    // Recording: the elements recorded so far (the cache's contents, as tf.data saves them) and
+    // the input's state. Replaying from memory: the whole contents (a new process has no cache)
+    // and the index; from a file: the byte offset and index in the file.
+    void save_internal(StateWriter& writer) override {
+      writer.write_int("mode", static_cast<int64_t>(mode_));
+      switch (mode_) {
+        case Mode::kReplayMemory:
+          write_elements(writer, *elements_);
+          writer.write_int("index", static_cast<int64_t>(index_));
+          return;
+        case Mode::kReplayFile:
+          writer.write_int("offset",
+                           static_cast<int64_t>(reader_ ? reader_->offset() : sizeof(kMagic)));
+          return;
+        case Mode::kRecord:
+          break;
+      }
+      writer.write_int("complete", complete_ ? 1 : 0);
+      if (complete_) return;
+      if (file_.is_open()) {
+        file_.flush();
+        std::vector<Element> recorded;
+        CacheReader reader(temp_);
+        for (Element e; reader.next(e);) recorded.push_back(std::move(e));
+        write_elements(writer, recorded);
+      } else {
+        write_elements(writer, recorded_);
+      }
+      input_.save(writer);
+    }
+
+    void restore_internal(const StateReader& reader) override {
+      const auto mode = static_cast<Mode>(reader.read_int("mode", 0, 2));
+      if (mode != Mode::kRecord) input_.reset();  // Lowered for a first pass, never pulled.
+      mode_ = mode;
+      switch (mode_) {
+        case Mode::kReplayMemory: {
+          auto elements = std::make_shared<std::vector<Element>>(read_elements(reader));
+          index_ = static_cast<size_t>(
+              reader.read_int("index", 0, static_cast<int64_t>(elements->size())));
+          // Later passes (epochs under repeat) replay it too, as they would have.
+          if (node_.filename_.empty()) {
+            std::lock_guard<std::mutex> lock(node_.memory_->mutex);
+            if (!node_.memory_->elements) node_.memory_->elements = elements;
+          }
+          elements_ = std::move(elements);
+          return;
+        }
+        case Mode::kReplayFile:
+          if (node_.filename_.empty()) reader.fail("mode", "is a cache file for a memory cache");
+          reader_.emplace(data_path(), static_cast<uint64_t>(reader.read_int(
+                                           "offset", 0, std::numeric_limits<int64_t>::max())));
+          return;
+        case Mode::kRecord:
+          break;
+      }
+      complete_ = reader.read_bool("complete");
+      if (complete_) return;
+      if (!input_) input_ = lower_input(ctx_, node_, path_, &stats());
+      start_recording();
+      for (const Element& e : read_elements(reader)) record(e);
+      input_.restore(reader);
+    }
+
    private:
-    void open_file() {
-      lockfile_ = prefix_ + ".lockfile";
+    std::string data_path() const { return node_.filename_ + ".sluice-cache"; }
+
+    static void write_elements(StateWriter& writer, const std::vector<Element>& elements) {
+      std::vector<Item> items;
+      items.reserve(elements.size());
+      for (const Element& e : elements) items.push_back(Item{e, nullptr});
+      writer.write_items("elements", items);
+    }
+    static std::vector<Element> read_elements(const StateReader& reader) {
+      Chunk items;
+      reader.read_items("elements", items);
+      std::vector<Element> elements;
+      elements.reserve(items.size());
+      for (Item& item : items) {
+        if (!item.ok()) reader.fail("elements", "holds an error, which a cache never records");
+        elements.push_back(std::move(item.element));
+      }
+      return elements;
+    }
+
+    void record(const Element& element) {
+      if (file_.is_open()) {
+        scratch_.clear();
+        append_element(scratch_, element);
+        file_.write(scratch_.data(), static_cast<std::streamsize>(scratch_.size()));
+      } else {
+        recorded_.push_back(element);
+      }
+    }
+
+    // Opens the file a file cache records into (on the first pull, so that a lockfile left by
+    // another writer is an error in the stream).
+    void start_recording() {
+      started_ = true;
+      if (node_.filename_.empty()) return;
+      lockfile_ = node_.filename_ + ".lockfile";
       const int fd = ::open(lockfile_.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
       if (fd < 0) {
         if (errno == EEXIST) {
@@ -245,7 +263,7 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
                                std::strerror(errno)));
       }
       ::close(fd);
-      temp_ = str_cat(prefix_, ".sluice-cache.tmp-", ::getpid());
+      temp_ = str_cat(node_.filename_, ".sluice-cache.tmp-", ::getpid());
       file_.open(temp_, std::ios::binary | std::ios::trunc);
       if (!file_) {
         fs::remove(lockfile_);
@@ -257,10 +275,10 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
     void finish() {
       if (complete_) return;
       complete_ = true;
-      if (memory_) {
-        std::lock_guard<std::mutex> lock(memory_->mutex);
-        if (!memory_->elements) {
-          memory_->elements =
+      if (node_.filename_.empty()) {
+        std::lock_guard<std::mutex> lock(node_.memory_->mutex);
+        if (!node_.memory_->elements) {
+          node_.memory_->elements =
               std::make_shared<const std::vector<Element>>(std::move(recorded_));
         }
       }
@@ -268,17 +286,26 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
         file_.flush();
         file_.close();
         if (!file_) throw DataLoss(str_cat("cannot write cache file '", temp_, "'"));
-        fs::rename(temp_, prefix_ + ".sluice-cache");
+        fs::rename(temp_, data_path());
         fs::remove(lockfile_);
       }
     }
 
+    ExecContext& ctx_;
+    StagePath path_;
+    const CacheNode& node_;
+    Mode mode_ = Mode::kRecord;
+    // Recording.
     StageInput input_;
-    std::shared_ptr<MemoryCache> memory_;
-    std::vector<Element> recorded_;
-    std::string prefix_, lockfile_, temp_;
-    std::ofstream file_;
+    bool started_ = false;
     bool complete_ = false;
+    std::vector<Element> recorded_;  // A memory cache's.
+    std::string lockfile_, temp_, scratch_;
+    std::ofstream file_;  // A file cache's.
+    // Replaying.
+    std::shared_ptr<const std::vector<Element>> elements_;
+    size_t index_ = 0;
+    std::optional<CacheReader> reader_;
   };
 
   std::string filename_;

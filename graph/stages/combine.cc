@@ -18,6 +18,7 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
     }
     return result;
   }
+  std::string parameters() const override { return ""; }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
@@ -46,6 +47,17 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
         for (Chunk& chunk : pending_)
           chunk.erase(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
         return true;
+      }
+      // Between calls nothing is pending unless an input ended, which ends the zip.
+      void save_internal(StateWriter& writer) override {
+        writer.write_int("ended", ended_ ? 1 : 0);
+        if (ended_) return;
+        for (size_t k = 0; k < inputs_.size(); ++k) inputs_[k].save(writer, k);
+      }
+      void restore_internal(const StateReader& reader) override {
+        ended_ = reader.read_bool("ended");
+        if (ended_) return;
+        for (size_t k = 0; k < inputs_.size(); ++k) inputs_[k].restore(reader, k);
       }
 
      private:
@@ -96,6 +108,7 @@ class ConcatenateNode final : public PlanNodeOf<ConcatenateNode> {
     if (a == kInfiniteCardinality || b == kInfiniteCardinality) return kInfiniteCardinality;
     return a + b;
   }
+  std::string parameters() const override { return ""; }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
@@ -113,6 +126,19 @@ class ConcatenateNode final : public PlanNodeOf<ConcatenateNode> {
           ++which_;
         }
         return false;
+      }
+      void save_internal(StateWriter& writer) override {
+        writer.write_int("which", which_);
+        writer.write_int("input_open", input_ ? 1 : 0);
+        if (input_) input_.save(writer, static_cast<size_t>(which_));
+      }
+      void restore_internal(const StateReader& reader) override {
+        which_ = static_cast<int>(reader.read_int("which", 0, 2));
+        if (reader.read_bool("input_open")) {
+          if (which_ == 2) reader.fail("input_open", "is set after both inputs ended");
+          input_ = lower_input(ctx_, node_, path_, &stats(), which_);
+          input_.restore(reader, static_cast<size_t>(which_));
+        }
       }
 
      private:

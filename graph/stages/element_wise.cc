@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/strings.h"
 #include "graph/selecting_stage.h"
 
 namespace sluice {
@@ -13,6 +14,7 @@ class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
       : PlanNodeOf("enumerate", {std::move(input)}), start_(start) {}
 
   int64_t cardinality() const override { return input()->cardinality(); }
+  std::string parameters() const override { return str_cat("start=", start_); }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
@@ -51,6 +53,14 @@ class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
         }
         return true;
       }
+      void save_internal(StateWriter& writer) override {
+        writer.write_int("next", next_);
+        input_.save(writer);
+      }
+      void restore_internal(const StateReader& reader) override {
+        next_ = reader.read_int("next");
+        input_.restore(reader);
+      }
 
      private:
       StageInput input_;
@@ -75,6 +85,7 @@ class IgnoreErrorsNode final : public PlanNodeOf<IgnoreErrorsNode> {
     const int64_t n = input()->cardinality();
     return n == kInfiniteCardinality ? n : kUnknownCardinality;
   }
+  std::string parameters() const override { return ""; }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {

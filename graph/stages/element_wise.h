@@ -1,5 +1,6 @@
 // Small stages that rewrite the stream item by item: enumerate (prepends an int64 counter) and
 // ignore_errors (drops failed elements and counts them in its statistics' error column).
+// Saved state: enumerate its next counter value; both their input's state.
 #pragma once
 
 #include "graph/plan.h"

@@ -1,5 +1,7 @@
 #include "graph/stages/interleave.h"
 
+#include <limits>
+
 #include "core/strings.h"
 #include "graph/async_stage.h"
 
@@ -18,6 +20,10 @@ class InterleaveNode final : public PlanNodeOf<InterleaveNode> {
 
   int64_t cardinality() const override {
     return input()->cardinality() == 0 ? 0 : kUnknownCardinality;
+  }
+  std::string parameters() const override {
+    return str_cat("cycle_length=", cycle_length_, ", block_length=", block_length_,
+                   ", parallel=", num_parallel_calls_ != 0 ? "true" : "false");
   }
   bool is_async() const override { return num_parallel_calls_ != 0; }
 
@@ -77,8 +83,57 @@ class InterleaveIterator final : public StageIterator {
     return out.size() > before;
   }
 
+  void save_internal(StateWriter& writer) override {
+    writer.write_int("input_ended", input_ended_ ? 1 : 0);
+    writer.write_int("input_index", input_index_);
+    writer.write_int("current", static_cast<int64_t>(current_));
+    writer.write_int("block_index", static_cast<int64_t>(block_index_));
+    if (!input_ended_) input_.save(writer);
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      Slot& slot = slots_[k];
+      writer.write_int(str_cat("open", k), slot.dataset ? 1 : 0);
+      if (!slot.dataset) continue;
+      const Item source{slot.source, nullptr};
+      writer.write_items(str_cat("source", k), std::span<const Item>(&source, 1));
+      writer.write_signature(str_cat("plan", k), plan_signature(*slot.plan));
+      writer.write_items(str_cat("pulled", k),
+                         std::span<const Item>(slot.buffer).subspan(slot.cursor));
+      slot.dataset->save(writer, k + 1);
+    }
+  }
+
+  void restore_internal(const StateReader& reader) override {
+    input_ended_ = reader.read_bool("input_ended");
+    input_index_ = reader.read_int("input_index", 0, std::numeric_limits<int64_t>::max());
+    current_ =
+        static_cast<size_t>(reader.read_int("current", 0, static_cast<int64_t>(slots_.size()) - 1));
+    block_index_ = static_cast<size_t>(
+        reader.read_int("block_index", 0, static_cast<int64_t>(block_length_) - 1));
+    if (!input_ended_) input_.restore(reader);
+    open_ = 0;
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      if (!reader.read_bool(str_cat("open", k))) continue;
+      Slot& slot = slots_[k];
+      Chunk source;
+      reader.read_items(str_cat("source", k), source);
+      if (source.size() != 1 || !source[0].ok()) {
+        reader.fail(str_cat("source", k), "is not one element");
+      }
+      slot.source = std::move(source[0].element);
+      slot.plan = node_.function_(slot.source);
+      if (!slot.plan) throw InvalidArgument("the interleave function returned no dataset");
+      check_signature(reader.read_signature(str_cat("plan", k)), plan_signature(*slot.plan));
+      reader.read_items(str_cat("pulled", k), slot.buffer);
+      slot.cursor = 0;
+      slot.dataset.emplace(open_dataset(*slot.plan));
+      slot.dataset->restore(reader, k + 1);
+      ++open_;
+    }
+  }
+
  private:
   struct Slot {
+    Element source;  // The input element the dataset was made from.
     PlanPtr plan;  // Declared before the iterator made from it, so it outlives it.
     std::optional<StageInput> dataset;
     Chunk buffer;
@@ -98,6 +153,7 @@ class InterleaveIterator final : public StageIterator {
       buffer.clear();
       cursor = 0;
       plan.reset();
+      source = Element();
     }
   };
 
@@ -127,9 +183,16 @@ class InterleaveIterator final : public StageIterator {
                             element_error_context("interleave", index, in[0].element.origin()))));
       return;
     }
+    slot.source = std::move(in[0].element);
+    slot.dataset.emplace(open_dataset(*slot.plan));
+    ++open_;
+  }
+
+  // The iterator of a slot's dataset (pulled ahead in the background when parallel).
+  StageInput open_dataset(const PlanNode& plan) {
     StagePath inner{path_.key + "/cycle", path_.depth + 1};
     StageStats* inner_stats = ctx_.stats_for(inner, "interleave cycle", parallel_);
-    StageInput dataset(ctx_.lower(*slot.plan, &inner, 0), inner_stats);
+    StageInput dataset(ctx_.lower(plan, &inner, 0), inner_stats);
     if (parallel_) {
       AsyncStageConfig config;
       config.parallelism = 1;
@@ -139,8 +202,7 @@ class InterleaveIterator final : public StageIterator {
       dataset = StageInput(
           make_async_stage(ctx_, inner_stats, std::move(dataset), std::move(config)), &stats());
     }
-    slot.dataset.emplace(std::move(dataset));
-    ++open_;
+    return dataset;
   }
 
   ExecContext& ctx_;

@@ -3,6 +3,11 @@
 // turn; an exhausted dataset is replaced by the next input element's (tf.data's order exactly).
 // With num_parallel_calls, every open dataset is pulled ahead in the background (at most
 // 2 * block_length elements each), and output order stays the same.
+//
+// Saved state: the input's state and position, the cycle position, and for each open slot the
+// input element its dataset was made from (the dataset is made again from it on restore, and
+// its plan signature checked), the elements pulled from it and not yet handed out, and its
+// dataset iterator's own state.
 #pragma once
 
 #include <functional>

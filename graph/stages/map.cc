@@ -1,5 +1,7 @@
 #include "graph/stages/map.h"
 
+#include <limits>
+
 #include "core/strings.h"
 #include "graph/async_stage.h"
 #include "graph/batching.h"
@@ -12,6 +14,8 @@ namespace {
 struct BoundStep {
   const MapFunction* function;
   uint64_t seed;
+  uint64_t pass;
+  std::atomic<uint64_t>* passes;  // The step's pass counter.
 };
 
 std::vector<BoundStep> bind_steps(const std::vector<MapStep>& steps, ExecContext& ctx,
@@ -20,9 +24,36 @@ std::vector<BoundStep> bind_steps(const std::vector<MapStep>& steps, ExecContext
   for (size_t i = 0; i < steps.size(); ++i) {
     const uint64_t base = ctx.seed_for(steps[i].seed, StagePath{str_cat(path.key, "#", i), 0});
     const uint64_t pass = steps[i].passes->fetch_add(1, std::memory_order_relaxed);
-    bound.push_back({&steps[i].function, mix_seed(base, pass)});
+    bound.push_back({&steps[i].function, mix_seed(base, pass), pass, steps[i].passes.get()});
   }
   return bound;
+}
+
+// The seeds are saved as drawn, so an unseeded map (a fresh seed per iterator) resumes exactly.
+void save_steps(const std::vector<BoundStep>& steps, StateWriter& writer) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    writer.write_int(str_cat("seed", i), static_cast<int64_t>(steps[i].seed));
+    writer.write_int(str_cat("pass", i), static_cast<int64_t>(steps[i].pass));
+  }
+}
+
+// Takes the saved seeds, and sets each step's pass counter where it stood after the saved pass,
+// so that the passes after this one (epochs under repeat) draw what they would have drawn.
+void restore_steps(std::vector<BoundStep>& steps, const StateReader& reader) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].seed = static_cast<uint64_t>(reader.read_int(str_cat("seed", i)));
+    steps[i].pass = static_cast<uint64_t>(
+        reader.read_int(str_cat("pass", i), 0, std::numeric_limits<int64_t>::max() - 1));
+    steps[i].passes->store(steps[i].pass + 1, std::memory_order_relaxed);
+  }
+}
+
+std::string steps_parameters(const std::vector<MapStep>& steps) {
+  std::string out = str_cat("functions=", steps.size());
+  for (const MapStep& step : steps) {
+    out += step.seed ? str_cat(", seed=", *step.seed) : std::string(", seed=none");
+  }
+  return out;
 }
 
 // Runs the steps on one item in place; an exception becomes the item's error, naming the element
@@ -72,6 +103,16 @@ class SequentialMapIterator final : public StageIterator {
     for (size_t i = before; i < out.size(); ++i) apply_steps(steps_, out[i], index_++, name_);
     return true;
   }
+  void save_internal(StateWriter& writer) override {
+    writer.write_int("index", index_);
+    save_steps(steps_, writer);
+    input_.save(writer);
+  }
+  void restore_internal(const StateReader& reader) override {
+    index_ = reader.read_int("index", 0, std::numeric_limits<int64_t>::max());
+    restore_steps(steps_, reader);
+    input_.restore(reader);
+  }
 
  private:
   StageInput input_;
@@ -89,6 +130,7 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
     const int64_t n = input()->cardinality();
     return n == kInfiniteCardinality ? kInfiniteCardinality : kUnknownCardinality;
   }
+  std::string parameters() const override { return ""; }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
@@ -109,6 +151,10 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
                                 element_error_context("filter", index, item.element.origin())));
           return true;
         }
+      }
+      void save_position(StateWriter& writer) override { writer.write_int("index", index_); }
+      void restore_position(const StateReader& reader) override {
+        index_ = reader.read_int("index", 0, std::numeric_limits<int64_t>::max());
       }
 
      private:
@@ -143,11 +189,14 @@ std::unique_ptr<StageIterator> MapNode::make_iterator(ExecContext& ctx,
   config.parallelism = resolve_parallelism(settings_.num_parallel_calls, ctx);
   config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
   config.max_tasks = 2 * static_cast<size_t>(config.parallelism);
-  config.body = [steps = std::move(steps), name = name()](AsyncTask& task) {
+  auto shared = std::make_shared<std::vector<BoundStep>>(std::move(steps));
+  config.body = [steps = shared, name = name()](AsyncTask& task) {
     for (size_t i = 0; i < task.items.size(); ++i) {
-      apply_steps(steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
+      apply_steps(*steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
     }
   };
+  config.save = [steps = shared](StateWriter& writer) { save_steps(*steps, writer); };
+  config.restore = [steps = shared](const StateReader& reader) { restore_steps(*steps, reader); };
   return make_async_stage(ctx, stats, std::move(input), std::move(config));
 }
 
@@ -158,6 +207,15 @@ MapAndBatchNode::MapAndBatchNode(PlanPtr input, std::vector<MapStep> steps, int6
       batch_size_(batch_size),
       drop_remainder_(drop_remainder),
       settings_(settings) {}
+
+std::string MapNode::parameters() const {
+  return str_cat(steps_parameters(steps_), ", parallel=", is_async() ? "true" : "false");
+}
+
+std::string MapAndBatchNode::parameters() const {
+  return str_cat(steps_parameters(steps_), ", batch_size=", batch_size_,
+                 ", drop_remainder=", drop_remainder_ ? "true" : "false");
+}
 
 int64_t MapAndBatchNode::cardinality() const {
   const int64_t n = input()->cardinality();
@@ -176,14 +234,17 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
   config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
   config.max_tasks = 2 * static_cast<size_t>(config.parallelism) + settings_.extra_buffer;
   config.task_size = static_cast<size_t>(batch_size_);
-  config.body = [steps = bind_steps(steps_, ctx, path), name = name(), batch = batch_size_,
+  auto shared = std::make_shared<std::vector<BoundStep>>(bind_steps(steps_, ctx, path));
+  config.save = [steps = shared](StateWriter& writer) { save_steps(*steps, writer); };
+  config.restore = [steps = shared](const StateReader& reader) { restore_steps(*steps, reader); };
+  config.body = [steps = shared, name = name(), batch = batch_size_,
                  drop = drop_remainder_](AsyncTask& task) {
     if (drop && static_cast<int64_t>(task.items.size()) < batch) {
       task.items.clear();  // The partial last batch.
       return;
     }
     for (size_t i = 0; i < task.items.size(); ++i) {
-      apply_steps(steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
+      apply_steps(*steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
     }
     Item batched = batch_items(task.items, task.first_index);
     task.items.clear();

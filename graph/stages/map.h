@@ -1,6 +1,11 @@
 // map, filter and the fused map_and_batch: the stages that run user functions on elements.
 // A parallel map runs on the iterator's arena (see async_stage.h); a sequential one in the
 // thread that pulls it, as tf.data's map without num_parallel_calls.
+//
+// Saved state: map and map_and_batch save each function's seed and pass and the index of the
+// next input element (which a function's ElementContext sees); run in parallel they also save
+// the outputs finished and not yet taken (async_stage.h), never elements in flight. filter saves
+// the index of its next input element.
 #pragma once
 
 #include <atomic>
@@ -55,6 +60,7 @@ class MapNode final : public PlanNodeOf<MapNode> {
   MapNode(PlanPtr input, std::vector<MapStep> steps, MapSettings settings);
   int64_t cardinality() const override { return input()->cardinality(); }
   bool is_async() const override { return settings_.num_parallel_calls != 0; }
+  std::string parameters() const override;
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   const std::vector<MapStep>& steps() const { return steps_; }
@@ -71,6 +77,7 @@ class MapAndBatchNode final : public PlanNodeOf<MapAndBatchNode> {
                   bool drop_remainder, MapSettings settings);
   int64_t cardinality() const override;
   bool is_async() const override { return true; }
+  std::string parameters() const override;
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   const std::vector<MapStep>& steps() const { return steps_; }

@@ -1,7 +1,10 @@
 // prefetch(buffer_size): a background thread keeps up to buffer_size elements ready (AUTOTUNE:
 // starts at 16 and doubles, up to 1024, whenever the consumer finds nothing ready). Errors take
 // their place in the buffer like elements. buffer_size 0 is no prefetching.
+// Saved state: the elements in the buffer (async_stage.h) and the input's state.
 #pragma once
+
+#include <string>
 
 #include "graph/plan.h"
 
@@ -16,6 +19,7 @@ class PrefetchNode final : public PlanNodeOf<PrefetchNode> {
       : PlanNodeOf("prefetch", {std::move(input)}), buffer_size_(buffer_size) {}
   int64_t cardinality() const override { return input()->cardinality(); }
   bool is_async() const override { return buffer_size_ != 0; }
+  std::string parameters() const override { return "buffer_size=" + std::to_string(buffer_size_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t buffer_size() const { return buffer_size_; }

@@ -1,5 +1,7 @@
 #include "graph/stages/repeat.h"
 
+#include <limits>
+
 namespace sluice {
 
 int64_t repeated_cardinality(int64_t n, int64_t count) {
@@ -32,6 +34,20 @@ std::unique_ptr<StageIterator> RepeatNode::make_iterator(ExecContext& ctx,
         if (!produced_this_epoch_) break;
       }
       return false;
+    }
+    void save_internal(StateWriter& writer) override {
+      writer.write_int("epoch", epoch_);
+      writer.write_int("produced_this_epoch", produced_this_epoch_ ? 1 : 0);
+      writer.write_int("input_open", input_ ? 1 : 0);
+      if (input_) input_.save(writer);
+    }
+    void restore_internal(const StateReader& reader) override {
+      epoch_ = reader.read_int("epoch", 0, std::numeric_limits<int64_t>::max());
+      produced_this_epoch_ = reader.read_bool("produced_this_epoch");
+      if (reader.read_bool("input_open")) {
+        input_ = lower_input(ctx_, node_, path_, &stats());
+        input_.restore(reader);
+      }
     }
 
    private:

@@ -1,7 +1,10 @@
 // repeat(count): the input count times (count < 0: forever). Each epoch re-creates the input's
 // stages, so random stages upstream draw new randomness and files are read again. An epoch that
 // yields nothing ends the repetition instead of spinning.
+// Saved state: the epoch, whether it produced anything yet, and its input's state.
 #pragma once
+
+#include <string>
 
 #include "graph/plan.h"
 
@@ -16,6 +19,7 @@ class RepeatNode final : public PlanNodeOf<RepeatNode> {
  public:
   RepeatNode(PlanPtr input, int64_t count) : PlanNodeOf("repeat", {std::move(input)}), count_(count) {}
   int64_t cardinality() const override { return repeated_cardinality(input()->cardinality(), count_); }
+  std::string parameters() const override { return "count=" + std::to_string(count_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t count() const { return count_; }

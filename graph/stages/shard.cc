@@ -1,5 +1,7 @@
 #include "graph/stages/shard.h"
 
+#include <limits>
+
 #include "core/strings.h"
 #include "graph/selecting_stage.h"
 
@@ -17,6 +19,10 @@ class ShardNode final : public PlanNodeOf<ShardNode> {
     return n / num_shards_ + (index_ < n % num_shards_ ? 1 : 0);
   }
 
+  std::string parameters() const override {
+    return str_cat("num_shards=", num_shards_, ", index=", index_);
+  }
+
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
     class It final : public SelectingIterator {
@@ -31,6 +37,10 @@ class ShardNode final : public PlanNodeOf<ShardNode> {
       size_t pull_size(size_t max) const override {
         return static_cast<size_t>(
             std::min<int64_t>(static_cast<int64_t>(max) * num_shards_, int64_t{1} << 16));
+      }
+      void save_position(StateWriter& writer) override { writer.write_int("position", position_); }
+      void restore_position(const StateReader& reader) override {
+        position_ = reader.read_int("position", 0, std::numeric_limits<int64_t>::max());
       }
 
      private:

@@ -1,5 +1,6 @@
 // shard(num_shards, index): every num_shards-th element starting at index (element i is kept
 // iff i % num_shards == index). Errors pass on without counting as elements.
+// Saved state: the position of the next input element, and the input's state.
 #pragma once
 
 #include "graph/plan.h"

@@ -10,6 +10,10 @@
 // mixed — but it does not drain at epoch boundaries: while the last elements of epoch k are
 // drawn, the buffer already fills with epoch k+1 (tf.data's shuffle "slices").
 // Both buffer at most buffer_size elements.
+//
+// Saved state: the buffer's elements (shuffle_and_repeat's by epoch), the generator's state and
+// pass, the elements read ahead from the input (at most 64), and the input's state; the epochs
+// opened for shuffle_and_repeat. Restoring sets the node's pass counter after the saved pass.
 #pragma once
 
 #include <atomic>
@@ -31,6 +35,7 @@ class ShuffleNode final : public PlanNodeOf<ShuffleNode> {
   ShuffleNode(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
               bool reshuffle_each_iteration);
   int64_t cardinality() const override { return input()->cardinality(); }
+  std::string parameters() const override;
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t buffer_size() const { return buffer_size_; }

@@ -1,11 +1,17 @@
 // Source stages: where elements enter a pipeline. range, from_tensors, from_tensor_slices,
 // from_generator, and make_source() for readers defined elsewhere (files, records, archives).
+//
+// Saved state (graph/state.h): range, from_tensors and from_tensor_slices save the index of
+// their next element; from_generator the bytes its StatefulGenerator's save gives (a plain
+// Generator cannot be saved: Unimplemented naming the stage); a make_source() source what its
+// ElementSource saves.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/element.h"
 #include "graph/plan.h"
@@ -28,6 +34,18 @@ PlanPtr make_from_tensor_slices(Element components);
 using Generator = std::function<std::optional<Element>()>;
 PlanPtr make_from_generator(std::function<Generator()> make_generator);
 
+// A generator that can also say where it is, so that pipelines over it can be saved:
+// `save` returns its position as bytes (called between calls of `next`), and `restore`, called on
+// a fresh generator from the same factory before its first `next`, takes bytes `save` returned;
+// `next` must then return what the saved generator would have returned next. `restore` may throw
+// a sluice Error for bytes it does not accept.
+struct StatefulGenerator {
+  Generator next;
+  std::function<std::string()> save;
+  std::function<void(std::string_view)> restore;
+};
+PlanPtr make_from_stateful_generator(std::function<StatefulGenerator()> make_generator);
+
 // A reader of elements defined outside graph/ (TFRecord files, image folders, archives).
 class ElementSource {
  public:
@@ -35,8 +53,16 @@ class ElementSource {
   // Appends 1 to `max` items and returns true, or returns false at the end. May throw: the error
   // becomes an item and the source ends.
   virtual bool next(Chunk& out, size_t max) = 0;
+  // Its position, as StageIterator::save and restore; restore is called on a source just opened.
+  virtual void save(StateWriter& writer) const = 0;
+  virtual void restore(const StateReader& reader) = 0;
 };
-PlanPtr make_source(std::string name, int64_t cardinality,
+// `parameters`: what the source reads, for the plan signature (PlanNode::parameters).
+PlanPtr make_source(std::string name, int64_t cardinality, std::string parameters,
                     std::function<std::unique_ptr<ElementSource>()> open);
+
+// A short digest of `bytes` (64-bit FNV-1a, hex), for parameters that are data: two
+// different file lists make different signatures without the signature holding them.
+std::string digest(std::string_view bytes);
 
 }  // namespace sluice

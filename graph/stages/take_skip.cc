@@ -24,6 +24,14 @@ class TakeIterator final : public StageIterator {
     for (size_t i = before; i < out.size(); ++i) remaining_ -= out[i].ok() ? 1 : 0;
     return true;
   }
+  void save_internal(StateWriter& writer) override {
+    writer.write_int("remaining", remaining_);
+    if (remaining_ > 0) input_.save(writer);
+  }
+  void restore_internal(const StateReader& reader) override {
+    remaining_ = reader.read_int("remaining", 0, remaining_);
+    if (remaining_ > 0) input_.restore(reader);
+  }
 
  private:
   StageInput input_;
@@ -43,6 +51,10 @@ class SkipIterator final : public SelectingIterator {
   }
   size_t pull_size(size_t max) const override {
     return to_skip_ > 0 ? static_cast<size_t>(std::min<int64_t>(to_skip_, 1024)) : max;
+  }
+  void save_position(StateWriter& writer) override { writer.write_int("to_skip", to_skip_); }
+  void restore_position(const StateReader& reader) override {
+    to_skip_ = reader.read_int("to_skip", 0, to_skip_);
   }
 
  private:

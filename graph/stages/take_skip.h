@@ -1,7 +1,10 @@
 // take(count) and skip(count): the first count elements, or all but them (count < 0: all for
 // take, everything skipped for skip). As in tf.data, errors do not count as elements: they are
 // passed on and the count goes on.
+// Saved state: the count of elements still to take or to skip, and the input's state.
 #pragma once
+
+#include <string>
 
 #include "graph/plan.h"
 
@@ -14,6 +17,7 @@ class TakeNode final : public PlanNodeOf<TakeNode> {
  public:
   TakeNode(PlanPtr input, int64_t count) : PlanNodeOf("take", {std::move(input)}), count_(count) {}
   int64_t cardinality() const override;
+  std::string parameters() const override { return "count=" + std::to_string(count_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t count() const { return count_; }
@@ -26,6 +30,7 @@ class SkipNode final : public PlanNodeOf<SkipNode> {
  public:
   SkipNode(PlanPtr input, int64_t count) : PlanNodeOf("skip", {std::move(input)}), count_(count) {}
   int64_t cardinality() const override;
+  std::string parameters() const override { return "count=" + std::to_string(count_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t count() const { return count_; }

@@ -1,5 +1,6 @@
 // with_options(): attaches Options to a pipeline. The node does nothing when run; the executor
-// merges the options of every such node (outer ones winning) before lowering.
+// merges the options of every such node (outer ones winning) before lowering. It runs no stage
+// and saves no state.
 #pragma once
 
 #include "graph/options.h"
@@ -12,6 +13,8 @@ class OptionsNode final : public PlanNodeOf<OptionsNode> {
   OptionsNode(PlanPtr input, Options options)
       : PlanNodeOf("with_options", {std::move(input)}), options_(options) {}
   int64_t cardinality() const override { return input()->cardinality(); }
+  // Options change how a pipeline runs, not what it produces: a state restores under any.
+  std::string parameters() const override { return ""; }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
     return ctx.lower(*input(), &path, 0);

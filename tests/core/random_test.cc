@@ -5,6 +5,8 @@
 #include <set>
 #include <vector>
 
+#include "core/errors.h"
+
 namespace sluice {
 namespace {
 
@@ -18,6 +20,18 @@ TEST(RandomTest, SameSeedSameStream) {
   }
   EXPECT_EQ(va, vb);
   EXPECT_NE(va, vc);
+}
+
+TEST(RandomTest, StateContinuesExactlyWhereTheGeneratorIs) {
+  for (int drawn : {0, 1, 3, 4, 5, 11}) {
+    Random a(99, 3);
+    for (int i = 0; i < drawn; ++i) a.next_u32();
+    Random b = Random::from_state(a.state());
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(a.next_u32(), b.next_u32()) << drawn << " drawn";
+  }
+  Random::State bad = Random(1).state();
+  bad[10] = 5;
+  EXPECT_THROW(Random::from_state(bad), InvalidArgument);
 }
 
 TEST(RandomTest, StreamsDiffer) {

@@ -118,6 +118,38 @@ TEST_F(TFRecordTest, OffsetsAndIndicesAndViews) {
   EXPECT_EQ(reader.offset(), 55u);
 }
 
+TEST_F(TFRecordTest, SeekTakesUpASavedPosition) {
+  std::vector<std::string> records;
+  for (int i = 0; i < 40; ++i)
+    records.push_back(std::string(static_cast<size_t>(i * 37 % 101), 'r'));
+  for (Compression c : {Compression::kNone, Compression::kGzip}) {
+    const std::string file = path(std::string("seek_") + std::string(compression_name(c)));
+    write_all(file, records, c);
+    // Where each record starts, as a reader reports it.
+    std::vector<uint64_t> offsets;
+    {
+      TFRecordReader reader(file, c);
+      std::string record;
+      do offsets.push_back(reader.offset());
+      while (reader.read(record));
+    }
+    for (size_t k : {size_t{0}, size_t{1}, size_t{17}, records.size()}) {
+      TFRecordReader reader(file, {.compression = c, .buffer_size = 64});
+      reader.seek(offsets[k], static_cast<int64_t>(k));
+      std::vector<std::string> rest;
+      for (std::string record; reader.read(record);) rest.push_back(record);
+      EXPECT_EQ(rest, std::vector<std::string>(records.begin() + static_cast<std::ptrdiff_t>(k),
+                                               records.end()))
+          << compression_name(c) << " k=" << k;
+      EXPECT_EQ(reader.record_index(), static_cast<int64_t>(records.size()));
+    }
+    TFRecordReader past(file, c);
+    const std::string message =
+        testing::error_of<DataLoss>([&] { past.seek(offsets.back() + 1, 40); });
+    EXPECT_NE(message.find(file), std::string::npos) << message;
+  }
+}
+
 TEST_F(TFRecordTest, CompressedHeadersAreTensorFlows) {
   write_all(path("g"), {"abc"}, Compression::kGzip);
   // gzip magic, deflate, no flags, mtime 0, no extra flags, OS 3 (Unix): TensorFlow's header.

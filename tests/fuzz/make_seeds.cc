@@ -1,10 +1,10 @@
 // Writes the seed corpora of the fuzz targets, made with sluice's own writers (and libarchive's
 // and zlib's for the containers sluice only reads), so no binary seeds live in the repository.
 // Usage: make_seeds OUT_DIR. Creates OUT_DIR/<target>/ for tfrecord, example, idx, jpeg, png,
-// archive, checkpoint, keras_json and keras_weights. Each target also gets the hostile inputs the
-// readers must refuse within their limits (a record length of 2^40, a JPEG of too many scans, a
-// member inflating 1000 times, a checkpoint whose dimensions lie under a valid CRC). Targets that
-// read an options byte first get seeds with that byte in front of the file.
+// archive, checkpoint, keras_json, keras_weights and state. Each target also gets the hostile
+// inputs the readers must refuse within their limits (a record length of 2^40, a JPEG of too many
+// scans, a member inflating 1000 times, a checkpoint whose dimensions lie under a valid CRC).
+// Targets that read an options byte first get seeds with that byte in front of the file.
 #include <archive.h>
 #include <archive_entry.h>
 #include <zlib.h>
@@ -32,6 +32,7 @@
 #include "tests/formats/padded_zip.h"
 #include "tests/fuzz/checkpoint_bytes.h"
 #include "tests/fuzz/keras_model.h"
+#include "tests/fuzz/state_fuzzing.h"
 
 namespace fs = std::filesystem;
 
@@ -297,6 +298,8 @@ int main(int argc, char** argv) {
     archive_seeds();
     checkpoint_seeds();
     keras_seeds();
+    for (const auto& [name, input] : sluice::fuzzing::state_fuzz_seeds())
+      seed("state", name, input);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
     return 1;
