@@ -234,6 +234,38 @@ TEST(StateTest, Interleave) {
   }
 }
 
+// A training run may resume on a machine of another size: parallelism changes nothing but
+// interleave's AUTOTUNE cycle, which is refused naming the thread budget.
+TEST(StateTest, AStateRestoresUnderAnotherThreadBudget) {
+  auto make = [] {
+    return Dataset::range(200)
+        .shuffle(50, 1)
+        .map(noisy, {.num_parallel_calls = kAutotune, .seed = 2})
+        .batch(8)
+        .prefetch(kAutotune);
+  };
+  const std::vector<std::string> straight = testing::collect_keys(make(), testing::threads(2));
+  Iterator it = make().make_iterator(testing::threads(8));
+  std::vector<std::string> got = testing::outputs(it, 7);
+  const std::string state = it.save();
+  Iterator restored = make().make_iterator(testing::threads(1));
+  restored.restore(state);
+  const std::vector<std::string> rest = testing::outputs(restored);
+  got.insert(got.end(), rest.begin(), rest.end());
+  EXPECT_EQ(testing::first_difference(got, straight), "");
+
+  auto interleaved = [] {
+    return Dataset::range(6).interleave(
+        [](const Tensor& x) { return Dataset::range(x.item<int64_t>()); });
+  };
+  Iterator four = interleaved().make_iterator(testing::threads(4));
+  four.next();
+  const std::string autotuned = four.save();
+  Iterator other = interleaved().make_iterator(testing::threads(1));
+  const std::string message = error_of<InvalidArgument>([&] { other.restore(autotuned); });
+  EXPECT_NE(message.find("Options::threads"), std::string::npos) << message;
+}
+
 TEST(StateTest, WithOptions) {
   expect_resumes([] {
     return Dataset::range(30)
