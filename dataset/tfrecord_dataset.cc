@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "core/strings.h"
+#include "dataset/saved_file.h"
 #include "formats/compression.h"
 #include "formats/tfrecord_reader.h"
 #include "graph/stage.h"
@@ -68,7 +69,7 @@ class TFRecordSource final : public ElementSource {
     const int64_t pending = pending_ ? 1 : 0;
     writer.write_int("offset", static_cast<int64_t>(pending ? pending_offset_ : reader_->offset()));
     writer.write_int("record", reader_->record_index() - pending);
-    writer.write_int("file_size", file_size(reader_->path()));
+    save_file_size(writer, "file_size", reader_->path());
   }
 
   // Reopens the file at the saved offset and reads the record there, which must parse: a file
@@ -82,13 +83,7 @@ class TFRecordSource final : public ElementSource {
     const auto offset =
         static_cast<uint64_t>(reader.read_int("offset", 0, std::numeric_limits<int64_t>::max()));
     const int64_t record = reader.read_int("record", 0, std::numeric_limits<int64_t>::max());
-    const int64_t saved_size = reader.read_int("file_size", 0, std::numeric_limits<int64_t>::max());
-    const int64_t size = file_size(path);
-    if (size < saved_size) {
-      throw FailedPrecondition(str_cat("TFRecordDataset: ", path, " has ", size,
-                                       " bytes, fewer than the ", saved_size,
-                                       " it had when the iterator state was saved"));
-    }
+    check_file_size(reader, "file_size", path, "TFRecordDataset", /*may_grow=*/true);
     try {
       reader_.emplace(path, options_);
       reader_->seek(offset, record);
@@ -104,13 +99,6 @@ class TFRecordSource final : public ElementSource {
   }
 
  private:
-  static int64_t file_size(const std::string& path) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw NotFound(str_cat("TFRecordDataset: ", path, ": ", ec.message()));
-    return static_cast<int64_t>(size);
-  }
-
   std::shared_ptr<const std::vector<std::string>> files_;
   TFRecordReaderOptions options_;
   size_t next_file_ = 0;

@@ -633,5 +633,25 @@ TEST_F(StateFilesTest, ATFRecordFileChangedSinceTheSaveIsFailedPreconditionNamin
   EXPECT_NE(message.find("does not parse"), std::string::npos) << message;
 }
 
+// Same names, other bytes: the listing (and the plan) are alike, the archive is not.
+TEST_F(StateFilesTest, AnArchiveChangedSinceTheSaveIsFailedPreconditionNamingIt) {
+  const std::string root = write_image_folder(3);
+  const std::string zip = path("images.zip");
+  testing::zip_directory(root, zip);
+  auto folder = [&zip] { return decode_image_folder(image_folder(zip, {.verbose = false}), 3); };
+  auto members = [&zip] { return archive_dataset(zip); };
+  const std::string folder_state = state_after(folder(), 2);
+  const std::string members_state = state_after(members().batch(2), 1);
+  testing::write_file(root + "/bees/1.png", encode_png(gradient(9, 9, 3, 1)));
+  testing::zip_directory(root, zip);
+  for (auto [make, state] :
+       {std::pair{std::function<Dataset()>(folder), folder_state},
+        std::pair{std::function<Dataset()>([&] { return members().batch(2); }), members_state}}) {
+    Iterator it = make().make_iterator();
+    const std::string message = error_of<FailedPrecondition>([&] { it.restore(state); });
+    EXPECT_NE(message.find(zip), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
