@@ -197,6 +197,7 @@ void save_model_choice(const std::string& model_dir, const ModelChoice& choice) 
   if (!is_preset(choice.model)) kept.model = absolute_data(choice.model);
   write_file_atomically((std::filesystem::path(model_dir) / kChoiceFile).string(),
                         to_json(kept).dump(2) + "\n");
+  remove_abandoned_temp_files(model_dir, {kChoiceFile});
 }
 
 bool has_model_choice(const std::string& model_dir) {

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <fstream>
+#include <string_view>
 
+#include "apps/class_names.h"
 #include "core/errors.h"
 #include "estimator/estimator.h"
 #include "formats/png.h"
@@ -11,30 +14,68 @@
 namespace sluice::app {
 namespace {
 
-constexpr int kCell = 64;   // Pixels per grid cell, image and frame.
-constexpr int kTitle = 14;  // Title strip above each image.
+constexpr int kCell = 128;  // Pixels per grid cell, image and frame.
 constexpr int kGlyphScale = 2;
+constexpr int kLineHeight = 5 * kGlyphScale + 3;
+constexpr int kTitle = 2 * kLineHeight + 2;  // Two title lines above each image.
+constexpr int kAdvance = 4 * kGlyphScale;    // A glyph is 3 units wide, then a unit of space.
+constexpr int kMargin = 4;
+// Characters a title line holds: the last glyph ends 2 pixels inside the cell.
+constexpr size_t kLineChars = (kCell - kMargin - 2 + kGlyphScale) / kAdvance;
 constexpr int kWidth = PredictionGrid::kSize * kCell;
 constexpr int kHeight = PredictionGrid::kSize * (kCell + kTitle);
 
 using Rgb = std::array<uint8_t, 3>;
+using Glyph = std::array<uint8_t, 5>;
 
-// 3×5 bitmap glyphs for the title: digits and '/', one row per 3 bits (MSB left).
-std::array<uint8_t, 5> glyph(char c) {
-  static const std::array<std::array<uint8_t, 5>, 11> kGlyphs = {{
-      {7, 5, 5, 5, 7},
-      {2, 6, 2, 2, 7},
-      {7, 1, 7, 4, 7},
-      {7, 1, 7, 1, 7},
-      {5, 5, 7, 1, 1},
-      {7, 4, 7, 1, 7},
-      {7, 4, 7, 5, 7},
-      {7, 1, 1, 1, 1},
-      {7, 5, 7, 5, 7},
-      {7, 5, 7, 1, 7},
-      {1, 1, 2, 4, 4},
-  }};
-  return c == '/' ? kGlyphs[10] : kGlyphs[static_cast<size_t>(c - '0')];
+// 3×5 bitmap glyphs, one row per 3 bits (MSB left): capitals, digits and the punctuation class
+// names use. Small letters are drawn as capitals, anything else as '?'.
+Glyph glyph(char c) {
+  // clang-format off
+  static const std::array<Glyph, 26> kLetters = {{
+      {2, 5, 7, 5, 5}, {6, 5, 6, 5, 6}, {3, 4, 4, 4, 3}, {6, 5, 5, 5, 6}, {7, 4, 6, 4, 7},
+      {7, 4, 6, 4, 4}, {3, 4, 5, 5, 3}, {5, 5, 7, 5, 5}, {7, 2, 2, 2, 7}, {1, 1, 1, 5, 2},
+      {5, 5, 6, 5, 5}, {4, 4, 4, 4, 7}, {5, 7, 7, 5, 5}, {6, 5, 5, 5, 5}, {2, 5, 5, 5, 2},
+      {6, 5, 6, 4, 4}, {2, 5, 5, 6, 3}, {6, 5, 6, 5, 5}, {3, 4, 2, 1, 6}, {7, 2, 2, 2, 2},
+      {5, 5, 5, 5, 7}, {5, 5, 5, 5, 2}, {5, 5, 7, 7, 5}, {5, 5, 2, 5, 5}, {5, 5, 2, 2, 2},
+      {7, 1, 2, 4, 7}}};
+  static const std::array<Glyph, 10> kDigits = {{
+      {7, 5, 5, 5, 7}, {2, 6, 2, 2, 7}, {7, 1, 7, 4, 7}, {7, 1, 7, 1, 7}, {5, 5, 7, 1, 1},
+      {7, 4, 7, 1, 7}, {7, 4, 7, 5, 7}, {7, 1, 1, 1, 1}, {7, 5, 7, 5, 7}, {7, 5, 7, 1, 7}}};
+  // The glyphs of kPunctuation's characters, in its order, then '?'.
+  static constexpr std::string_view kPunctuation = " -/()%.,_':+=&!#";
+  static const std::array<Glyph, 17> kPunctuationGlyphs = {{
+      {0, 0, 0, 0, 0}, {0, 0, 7, 0, 0}, {1, 1, 2, 4, 4}, {1, 2, 2, 2, 1}, {4, 2, 2, 2, 4},
+      {5, 1, 2, 4, 5}, {0, 0, 0, 0, 2}, {0, 0, 0, 2, 4}, {0, 0, 0, 0, 7}, {2, 2, 0, 0, 0},
+      {0, 2, 0, 2, 0}, {0, 2, 7, 2, 0}, {0, 7, 0, 7, 0}, {2, 5, 2, 5, 3}, {2, 2, 2, 0, 2},
+      {5, 7, 5, 7, 5}, {7, 1, 2, 0, 2}}};
+  // clang-format on
+  if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  if (c >= 'A' && c <= 'Z') return kLetters[static_cast<size_t>(c - 'A')];
+  if (c >= '0' && c <= '9') return kDigits[static_cast<size_t>(c - '0')];
+  return kPunctuationGlyphs[std::min(kPunctuation.find(c), kPunctuation.size())];
+}
+
+// The characters of UTF-8 `s` as the font draws them: one per code point, a character outside
+// ASCII as '?'.
+std::string drawn_characters(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x80 && byte < 0xC0) continue;  // A UTF-8 continuation byte.
+    out += byte >= 0x80 ? '?' : c;
+  }
+  return out;
+}
+
+// `s` shortened to `chars` drawn characters, ending in '.' when cut.
+std::string fit(const std::string& s, size_t chars) {
+  const std::string drawn = drawn_characters(s);
+  if (drawn.size() <= chars) return drawn;
+  if (chars == 0) return "";
+  std::string cut = drawn.substr(0, chars - 1);
+  while (!cut.empty() && cut.back() == ' ') cut.pop_back();
+  return cut + ".";
 }
 
 void set(Tensor& pixels, int x, int y, Rgb rgb) {
@@ -45,10 +86,10 @@ void set(Tensor& pixels, int x, int y, Rgb rgb) {
 
 void text(Tensor& pixels, int x, int y, const std::string& s, Rgb rgb) {
   for (char c : s) {
-    const auto g = glyph(c);
+    const Glyph g = glyph(c);
     for (int row = 0; row < 5; ++row) {
       for (int col = 0; col < 3; ++col) {
-        if (!(g[row] >> (2 - col) & 1)) continue;
+        if (!(g[static_cast<size_t>(row)] >> (2 - col) & 1)) continue;
         for (int dy = 0; dy < kGlyphScale; ++dy) {
           for (int dx = 0; dx < kGlyphScale; ++dx) {
             set(pixels, x + col * kGlyphScale + dx, y + row * kGlyphScale + dy, rgb);
@@ -56,35 +97,45 @@ void text(Tensor& pixels, int x, int y, const std::string& s, Rgb rgb) {
         }
       }
     }
-    x += 4 * kGlyphScale;
+    x += kAdvance;
   }
 }
 
 }  // namespace
 
-PredictionGrid::PredictionGrid() : pixels_(DType::kUInt8, {kHeight, kWidth, 3}) {
+PredictionGrid::PredictionGrid(std::vector<std::string> class_names)
+    : class_names_(std::move(class_names)), pixels_(DType::kUInt8, {kHeight, kWidth, 3}) {
   for (uint8_t& v : pixels_.values<uint8_t>()) v = 255;
 }
 
-bool PredictionGrid::add(const Prediction& prediction) {
-  return add(prediction.features, prediction.label, prediction.class_id);
+bool PredictionGrid::add(const Prediction& prediction, std::optional<double> confidence) {
+  return add(prediction.features, prediction.label, prediction.class_id, confidence);
 }
 
-bool PredictionGrid::add(const Tensor& image, std::optional<int64_t> label, int64_t predicted) {
+bool PredictionGrid::add(const Tensor& image, std::optional<int64_t> label, int64_t predicted,
+                         std::optional<double> confidence) {
   if (full()) return false;
   if (image.dtype() != DType::kFloat32 || image.rank() < 2 || image.rank() > 3 ||
       (image.rank() == 3 && image.dim(2) != 1 && image.dim(2) < 3)) {
     throw InvalidArgument("PredictionGrid: expected a float32 image [h, w, 1 or 3], got " +
                           image.debug_string(0));
   }
-  const int gx = cells_ % kSize, gy = cells_ / kSize;
-  ++cells_;
+  const int gx = cells() % kSize, gy = cells() / kSize;
+  std::string percent;
+  if (confidence) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof(buffer), " %.0f%%", 100.0 * std::clamp(*confidence, 0.0, 1.0));
+    percent = buffer;
+  }
+  std::pair<std::string, std::string> title{
+      fit(class_name(class_names_, predicted), kLineChars - percent.size()) + percent,
+      label ? "(" + fit(class_name(class_names_, *label), kLineChars - 2) + ")" : ""};
   const bool right = label && *label == predicted;
   const Rgb color = right ? Rgb{30, 90, 220} : Rgb{220, 40, 40};
   const int x0 = gx * kCell, y0 = gy * (kCell + kTitle);
-  const std::string title =
-      (label ? std::to_string(*label) : std::string()) + "/" + std::to_string(predicted);
-  text(pixels_, x0 + 4, y0 + 2, title, color);
+  text(pixels_, x0 + kMargin, y0 + 2, title.first, color);
+  text(pixels_, x0 + kMargin, y0 + 2 + kLineHeight, title.second, color);
+  titles_.push_back(std::move(title));
   const int h = static_cast<int>(image.dim(0)), w = static_cast<int>(image.dim(1));
   const int c = image.rank() > 2 ? static_cast<int>(image.dim(2)) : 1;
   // The image is scaled by a whole factor to fill the cell, or shrunk to fit when larger.

@@ -2,20 +2,22 @@
 #include "apps/records_command.h"
 
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
 #include "apps/report.h"
 #include "core/errors.h"
 #include "core/strings.h"
+#include "dataset/folder_splits.h"
 #include "dataset/idx_dataset.h"
 #include "dataset/image_folder.h"
 #include "formats/example_values.h"
+#include "formats/glob.h"
 #include "formats/image.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
@@ -28,8 +30,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Fashion-MNIST's class names, in label order (zalandoresearch/fashion-mnist README).
-const char* const kFashionMnistClasses[] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                            "Coat",        "Sandal",  "Shirt",    "Sneaker",
+const char* const kFashionMnistClasses[] = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                            "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                             "Bag",         "Ankle boot"};
 
 // Bytes shown as a JSON string only when they are text: valid UTF-8 without control characters.
@@ -66,8 +68,9 @@ nlohmann::json feature_json(const FeatureValues& f) {
   switch (f.kind) {
     case FeatureValues::Kind::kBytes:
       for (const std::string& b : f.bytes) {
-        values.push_back(b.size() <= 256 && printable_utf8(b) ? nlohmann::json(b)
-                                                              : nlohmann::json(str_cat("<", b.size(), " bytes>")));
+        values.push_back(b.size() <= 256 && printable_utf8(b)
+                             ? nlohmann::json(b)
+                             : nlohmann::json(str_cat("<", b.size(), " bytes>")));
       }
       break;
     case FeatureValues::Kind::kFloat:
@@ -88,8 +91,8 @@ nlohmann::json features_json(const ExampleValues& features) {
   return out;
 }
 
-ExampleValues image_example(std::string encoded, ImageFormat format, int64_t height,
-                            int64_t width, int64_t label, const std::string& text) {
+ExampleValues image_example(std::string encoded, ImageFormat format, int64_t height, int64_t width,
+                            int64_t label, const std::string& text) {
   ExampleValues e;
   e["image/encoded"] = FeatureValues::of_bytes({std::move(encoded)});
   e["image/format"] = FeatureValues::of_bytes({std::string(image_format_name(format))});
@@ -147,12 +150,27 @@ class ShardSet {
 }  // namespace
 
 Compression records_compression(const std::string& flag) {
-  if (flag.empty()) return Compression::kAuto;
-  const Compression c = parse_compression(flag);
-  if (c == Compression::kAuto) {
-    throw InvalidArgument("--compression must be gzip, zlib or none");
+  try {
+    return flag.empty() ? Compression::kAuto : parse_compression(flag);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument(str_cat("--compression ", flag, ": expected gzip, zlib, none or auto"));
   }
-  return c;
+}
+
+std::vector<std::string> expand_file_arguments(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (!has_glob_chars(arg) || fs::exists(arg, ec)) {
+      files.push_back(arg);
+      continue;
+    }
+    std::vector<std::string> matches = glob(arg);
+    if (matches.empty()) throw NotFound(str_cat("no files match ", arg));
+    files.insert(files.end(), std::make_move_iterator(matches.begin()),
+                 std::make_move_iterator(matches.end()));
+  }
+  return files;
 }
 
 // count and verify only check records, so the kernel's copy out of the page cache can run on a
@@ -186,51 +204,74 @@ VerifyResult verify_records(const std::vector<std::string>& files, Compression c
   return result;
 }
 
-std::vector<std::string> show_records(const std::string& file, Compression compression,
-                                      int64_t limit) {
-  std::vector<std::string> lines;
-  TFRecordReader reader(file, compression);
-  std::string_view record;
-  while ((limit < 0 || static_cast<int64_t>(lines.size()) < limit) && reader.read_view(record)) {
-    const std::string source = str_cat(file, " record ", lines.size());
-    const SequenceExampleValues values = parse_sequence_example_values(record, source);
-    nlohmann::json json;
-    if (values.feature_lists.empty()) {
-      json = features_json(values.context);
-    } else {
-      json["context"] = features_json(values.context);
-      nlohmann::json lists = nlohmann::json::object();
-      for (const auto& [key, list] : values.feature_lists) {
-        nlohmann::json items = nlohmann::json::array();
-        for (const FeatureValues& f : list) items.push_back(feature_json(f));
-        lists[key] = std::move(items);
+int64_t show_records(const std::vector<std::string>& files, Compression compression, int64_t limit,
+                     bool located, const std::function<void(const std::string&)>& line) {
+  int64_t shown = 0;
+  for (const std::string& file : files) {
+    if (limit >= 0 && shown >= limit) break;
+    TFRecordReader reader(file, compression);
+    std::string_view record;
+    while (limit < 0 || shown < limit) {
+      const uint64_t offset = reader.offset();
+      if (!reader.read_view(record)) break;
+      const int64_t index = reader.record_index() - 1;
+      const SequenceExampleValues values =
+          parse_sequence_example_values(record, str_cat(file, " record ", index));
+      nlohmann::json json;
+      if (values.feature_lists.empty()) {
+        json = features_json(values.context);
+      } else {
+        json["context"] = features_json(values.context);
+        nlohmann::json lists = nlohmann::json::object();
+        for (const auto& [key, list] : values.feature_lists) {
+          nlohmann::json items = nlohmann::json::array();
+          for (const FeatureValues& f : list) items.push_back(feature_json(f));
+          lists[key] = std::move(items);
+        }
+        json["feature_lists"] = std::move(lists);
       }
-      json["feature_lists"] = std::move(lists);
+      if (located) {
+        // Where the record is, first (ordered_json keeps insertion order), then its contents.
+        nlohmann::ordered_json at;
+        at["file"] = file;
+        at["record"] = index;
+        at["offset"] = offset;
+        if (values.feature_lists.empty()) {
+          at["features"] = std::move(json);
+        } else {
+          at["context"] = std::move(json["context"]);
+          at["feature_lists"] = std::move(json["feature_lists"]);
+        }
+        line(at.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      } else {
+        // Replace rather than throw on the odd invalid sequence our check lets through.
+        line(json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      }
+      ++shown;
     }
-    // Replace rather than throw on the odd invalid sequence our check lets through.
-    lines.push_back(json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-  return lines;
+  return shown;
 }
 
 ConvertResult convert_records(const std::string& from, const std::string& prefix, int64_t shards,
-                              Compression compression) {
+                              Compression compression, uint64_t seed) {
   if (shards < 1) throw InvalidArgument(str_cat("--shards must be at least 1, got ", shards));
   if (compression == Compression::kAuto) compression = Compression::kNone;
   ConvertResult result;
   if (from == "fashion-mnist" || from == "fashion-mnist:train" || from == "fashion-mnist:test") {
     // PNG encoding dominates; run it in parallel, records still in order (deterministic map).
-    const Dataset ds =
-        fashion_mnist(from == "fashion-mnist:test" ? "test" : "train")
-            .map(
-                [](const Element& e) {
-                  const Tensor& image = e["image"];
-                  const int64_t label = e["label"].item<int64_t>();
-                  const std::string text = label >= 0 && label < 10 ? kFashionMnistClasses[label] : "";
-                  return Tensor::scalar(serialize_example(image_example(
-                      encode_png(image), ImageFormat::kPng, image.dim(0), image.dim(1), label, text)));
-                },
-                {.num_parallel_calls = kAutotune});
+    const Dataset ds = fashion_mnist(from == "fashion-mnist:test" ? "test" : "train")
+                           .map(
+                               [](const Element& e) {
+                                 const Tensor& image = e["image"];
+                                 const int64_t label = e["label"].item<int64_t>();
+                                 const std::string text =
+                                     label >= 0 && label < 10 ? kFashionMnistClasses[label] : "";
+                                 return Tensor::scalar(serialize_example(
+                                     image_example(encode_png(image), ImageFormat::kPng,
+                                                   image.dim(0), image.dim(1), label, text)));
+                               },
+                               {.num_parallel_calls = kAutotune});
     ShardSet out(prefix, shards, compression);
     for (const Element& e : ds) out.write(e[0].item<std::string>());
     result.records = out.written();
@@ -248,41 +289,66 @@ ConvertResult convert_records(const std::string& from, const std::string& prefix
     throw NotFound(str_cat("records convert: --from ", from,
                            " is neither fashion-mnist[:test] nor an image folder or archive"));
   }
-  ImageFolderOptions options;
-  options.class_mode = ClassMode::kSparse;
-  options.verbose = false;
-  const ImageFolder folder = image_folder(from, options);
-  ShardSet out(prefix, shards, compression);
-  // Files are read in order (from an archive, streamed in the folder's sorted order).
-  for (const Element& e : image_folder_files(folder)) {
-    const std::string& path = e["path"].item<std::string>();
-    std::string bytes = e["bytes"].item<std::string>();
-    const ImageFormat format = sniff_image_format(bytes);
-    int64_t height = 0, width = 0;
-    if (format == ImageFormat::kJpeg) {
-      const JpegHeader h = read_jpeg_header(bytes, path);
-      height = h.height;
-      width = h.width;
-    } else if (format == ImageFormat::kPng) {
-      const PngHeader h = read_png_header(bytes, path);
-      height = h.height;
-      width = h.width;
-    } else {
-      throw InvalidArgument(str_cat(path, ": records convert writes JPEG and PNG images only"));
-    }
-    const int64_t label = e["label"].item<int64_t>();
-    out.write(serialize_example(image_example(std::move(bytes), format, height, width, label,
-                                              folder.class_names[static_cast<size_t>(label)])));
+  // Split folders become one set of shards each (PREFIX-train-…, PREFIX-test-…), never classes;
+  // the held-out split's classes are numbered as the training split's.
+  const FolderSplits splits = find_splits(from);
+  std::vector<std::pair<std::string, std::string>> parts{
+      {splits.train, splits.has_splits ? prefix + "-train" : prefix}};
+  if (!splits.held_out.empty()) {
+    std::string name = splits.held_out_name;
+    name.pop_back();  // "test/" → "test"
+    parts.emplace_back(splits.held_out, prefix + "-" + name);
   }
-  result.records = out.written();
-  result.files = out.commit();
+  std::vector<std::string> classes;
+  std::deque<ShardSet> outputs;  // Stays in place as parts are added.
+  for (const auto& [dir, part_prefix] : parts) {
+    ImageFolder folder = image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
+    if (classes.empty()) {
+      classes = folder.class_names;
+    } else {
+      folder = map_classes(folder, classes);
+    }
+    // In a seeded random order, as TensorFlow's build_image_data writes them, so that a reader
+    // of a shard does not see one class at a time.
+    folder = shuffle_images(folder, seed);
+    ShardSet& out = outputs.emplace_back(part_prefix, shards, compression);
+    for (const Element& e : image_folder_files(folder)) {
+      const std::string& path = e["path"].item<std::string>();
+      std::string bytes = e["bytes"].item<std::string>();
+      const ImageFormat format = sniff_image_format(bytes);
+      int64_t height = 0, width = 0;
+      if (format == ImageFormat::kJpeg) {
+        const JpegHeader h = read_jpeg_header(bytes, path);
+        height = h.height;
+        width = h.width;
+      } else if (format == ImageFormat::kPng) {
+        const PngHeader h = read_png_header(bytes, path);
+        height = h.height;
+        width = h.width;
+      } else {
+        throw InvalidArgument(str_cat(path, ": records convert writes JPEG and PNG images only"));
+      }
+      const int64_t label = e["label"].item<int64_t>();
+      out.write(serialize_example(image_example(std::move(bytes), format, height, width, label,
+                                                classes[static_cast<size_t>(label)])));
+    }
+    result.records += out.written();
+  }
+  // Renamed into place only when every split was written.
+  for (ShardSet& out : outputs) {
+    const std::vector<std::string> files = out.commit();
+    result.files.insert(result.files.end(), files.begin(), files.end());
+  }
   return result;
 }
 
 void add_records_command(CLI::App& app) {
   auto* records = app.add_subcommand("records", "Convert, count, verify and show TFRecord files");
   records->require_subcommand(1);
-  const char* compression_help = "gzip, zlib or none (default: GZIP when the file starts with its magic bytes, else none)";
+  const char* compression_help =
+      "gzip, zlib, none or auto (default auto: GZIP when the file starts with its magic bytes, "
+      "else none)";
+  const char* files_help = "TFRecord files or quoted globs ('data/*.tfrecord')";
 
   struct Flags {
     std::vector<std::string> files;
@@ -290,29 +356,33 @@ void add_records_command(CLI::App& app) {
     std::string from;
     std::string out;
     int64_t shards = 1;
+    uint64_t seed = 0;
     int64_t limit = -1;
     bool json = false;
   };
   auto flags = std::make_shared<Flags>();
 
   auto* count = records->add_subcommand("count", "Count records, checking every CRC");
-  count->add_option("files", flags->files, "TFRecord files")->required();
+  count->add_option("files", flags->files, files_help)->required();
   count->add_option("--compression", flags->compression, compression_help);
   count->add_flag("--json", flags->json, "Print the last line as JSON");
   count->callback([flags] {
+    const Compression compression = records_compression(flags->compression);
+    const std::vector<std::string> files = expand_file_arguments(flags->files);
     Report report;
-    report.add("records", static_cast<long long>(
-                              count_records(flags->files, records_compression(flags->compression))));
+    report.add("records", static_cast<long long>(count_records(files, compression)));
+    report.add("files", static_cast<long long>(files.size()));
     report.print(flags->json);
   });
 
   auto* verify = records->add_subcommand(
       "verify", "Check every record; exit 1 naming the file and byte offset of each bad one");
-  verify->add_option("files", flags->files, "TFRecord files")->required();
+  verify->add_option("files", flags->files, files_help)->required();
   verify->add_option("--compression", flags->compression, compression_help);
   verify->add_flag("--json", flags->json, "Print the last line as JSON");
   verify->callback([flags] {
-    const VerifyResult r = verify_records(flags->files, records_compression(flags->compression));
+    const Compression compression = records_compression(flags->compression);
+    const VerifyResult r = verify_records(expand_file_arguments(flags->files), compression);
     for (const std::string& e : r.errors) std::fprintf(stderr, "sluice: %s\n", e.c_str());
     Report report;
     report.add("records", static_cast<long long>(r.records));
@@ -321,29 +391,51 @@ void add_records_command(CLI::App& app) {
     if (r.corrupt > 0) throw CLI::RuntimeError(1);
   });
 
-  auto* show = records->add_subcommand("show", "Print each Example as one JSON object per line");
-  show->add_option("file", flags->from, "TFRecord file")->required();
+  auto* show = records->add_subcommand(
+      "show",
+      "Print each Example as one JSON object per line as it is read (with --json, each also "
+      "names its file, record and offset, and a last line counts them)");
+  show->add_option("files", flags->files, files_help)->required();
   show->add_option("--limit", flags->limit, "Records to print (default: all)");
   show->add_option("--compression", flags->compression, compression_help);
+  show->add_flag("--json", flags->json,
+                 "Print {\"file\", \"record\", \"offset\", \"features\"} objects and a last "
+                 "line {\"records\": N, \"files\": N}");
   show->callback([flags] {
-    for (const std::string& line :
-         show_records(flags->from, records_compression(flags->compression), flags->limit)) {
-      std::printf("%s\n", line.c_str());
+    const Compression compression = records_compression(flags->compression);
+    const std::vector<std::string> files = expand_file_arguments(flags->files);
+    // Each line is out before the next record is read: the records before a bad one are shown.
+    const int64_t shown =
+        show_records(files, compression, flags->limit, flags->json, [](const std::string& line) {
+          std::fwrite(line.data(), 1, line.size(), stdout);
+          std::fputc('\n', stdout);
+          std::fflush(stdout);
+        });
+    if (flags->json) {
+      Report report;
+      report.add("records", static_cast<long long>(shown));
+      report.add("files", static_cast<long long>(files.size()));
+      report.print(/*json=*/true);
     }
-    std::fflush(stdout);
   });
 
   auto* convert = records->add_subcommand(
       "convert", "Write fashion-mnist[:test] or an image folder as tf.train.Example TFRecords");
-  convert->add_option("--from", flags->from, "fashion-mnist, fashion-mnist:test, an image folder, or a zip or tar of one (ARCHIVE/SUB/PATH picks a folder in it)")
+  convert
+      ->add_option("--from", flags->from,
+                   "fashion-mnist, fashion-mnist:test, an image folder, or a zip or tar of one "
+                   "(ARCHIVE/SUB/PATH picks a folder in it); split folders train/ and test/ (or "
+                   "validation/, val/) give PREFIX-train-… and PREFIX-test-… shards")
       ->required();
   convert->add_option("--out", flags->out, "Output prefix: PREFIX-00000-of-0000N")->required();
+  convert->add_option("--seed", flags->seed, "seed of the order a folder's images are written in")
+      ->capture_default_str();
   convert->add_option("--shards", flags->shards, "Number of output files")->capture_default_str();
   convert->add_option("--compression", flags->compression, "gzip, zlib or none (default none)");
   convert->add_flag("--json", flags->json, "Print the last line as JSON");
   convert->callback([flags] {
     const ConvertResult r = convert_records(flags->from, flags->out, flags->shards,
-                                            records_compression(flags->compression));
+                                            records_compression(flags->compression), flags->seed);
     Report report;
     report.add("records", static_cast<long long>(r.records));
     report.add("files", static_cast<long long>(r.files.size()));

@@ -14,11 +14,13 @@
 #include "apps/commands.h"
 #include "apps/model_setup.h"
 #include "apps/report.h"
+#include "apps/temporary_model_dir.h"
 #include "apps/thread_budget.h"
 #include "apps/train_data.h"
 #include "core/errors.h"
 #include "core/random.h"
 #include "core/strings.h"
+#include "dataset/dataset.h"
 #include "estimator/basic_session_run_hooks.h"
 #include "estimator/checkpoint.h"
 #include "estimator/estimator.h"
@@ -26,7 +28,6 @@
 #include "estimator/progress_hook.h"
 #include "model/keras_weights.h"
 #include "model/mixed_precision.h"
-#include "strategy/auto_shard.h"
 #include "strategy/mirrored_strategy.h"
 #include "strategy/multi_worker_mirrored_strategy.h"
 #include "strategy/one_device_strategy.h"
@@ -38,8 +39,11 @@ namespace {
 struct TrainFlags {
   ModelChoice choice;
   int64_t epochs = 3;
-  int64_t steps = 0;
+  int64_t steps = 0;                   // --steps: this many more steps.
+  int64_t max_steps = 0;               // --max-steps: stop at this global step.
+  int64_t save_checkpoints_steps = 0;  // 0: at every epoch's end.
   std::string model_dir;
+  bool keep_model_dir = false;
   int threads = 0;
   bool json = false;
   std::string export_path;
@@ -107,23 +111,57 @@ std::shared_ptr<Strategy> make_strategy(const std::string& spec, int threads,
                         ": expected one, mirrored[:N], tpu[:N] or multiworker[:N]");
 }
 
+bool was_given(const std::vector<std::string>& given, const char* flag) {
+  return std::find(given.begin(), given.end(), flag) != given.end();
+}
+
 // Checks the numbers a user can get wrong before anything runs.
 void check_flags(const TrainFlags& flags, const std::vector<std::string>& given) {
-  auto was_given = [&](const char* flag) {
-    return std::find(given.begin(), given.end(), flag) != given.end();
-  };
-  if (flags.epochs <= 0) throw InvalidArgument("--epochs must be > 0");
-  if (flags.steps < 0) throw InvalidArgument("--steps must be > 0");
-  if (was_given("--lr") && !(flags.choice.learning_rate > 0)) {
+  if (flags.epochs <= 0) throw InvalidArgument(str_cat("--epochs must be > 0, got ", flags.epochs));
+  if (was_given(given, "--steps") && flags.steps <= 0) {
+    throw InvalidArgument(str_cat("--steps must be > 0, got ", flags.steps));
+  }
+  if (was_given(given, "--max-steps") && flags.max_steps <= 0) {
+    throw InvalidArgument(str_cat("--max-steps must be > 0, got ", flags.max_steps));
+  }
+  const int ends =
+      was_given(given, "--epochs") + was_given(given, "--steps") + was_given(given, "--max-steps");
+  if (ends > 1) throw InvalidArgument("give one of --epochs, --steps and --max-steps");
+  if (was_given(given, "--save-checkpoints-steps") && flags.save_checkpoints_steps <= 0) {
+    throw InvalidArgument(
+        str_cat("--save-checkpoints-steps must be > 0, got ", flags.save_checkpoints_steps));
+  }
+  if (was_given(given, "--lr") && !(flags.choice.learning_rate > 0)) {
     throw InvalidArgument(str_cat("--lr must be > 0, got ", flags.choice.learning_rate));
   }
-  if (flags.threads < 0)
+  if (flags.threads < 0) {
     throw InvalidArgument(str_cat("--threads must be >= 1, got ", flags.threads));
+  }
   if (flags.seed < 0) throw InvalidArgument(str_cat("--seed must be >= 0, got ", flags.seed));
   if (flags.choice.batch <= 0) throw InvalidArgument("--batch must be > 0");
-  if (was_given("--image-size") && flags.choice.image_size <= 0) {
+  if (was_given(given, "--image-size") && flags.choice.image_size <= 0) {
     throw InvalidArgument(str_cat("--image-size must be > 0, got ", flags.choice.image_size));
   }
+}
+
+// The run's batches from global step `first_step` on: epoch e shuffled with its own seed, the
+// resumed epoch without the batches it already trained on (recomputed and dropped: the pipeline
+// is deterministic, so what follows is exactly what a straight run would read), one epoch after
+// another so that only one epoch's pipeline runs at a time.
+InputFn run_input(const TrainData& data, uint64_t seed, int64_t steps_per_epoch, int64_t first_step,
+                  int64_t epochs) {
+  const int64_t first_epoch = first_step / steps_per_epoch;
+  const int64_t done_in_epoch = first_step % steps_per_epoch;
+  return [train = data.train, seed, first_epoch, done_in_epoch, epochs] {
+    return Dataset::range(first_epoch, epochs)
+        .interleave(
+            [train, seed, first_epoch, done_in_epoch](const Tensor& epoch) {
+              const int64_t e = epoch.item<int64_t>();
+              const Dataset batches = train(mix_seed(seed, static_cast<uint64_t>(e)))();
+              return e == first_epoch ? batches.skip(done_in_epoch) : batches;
+            },
+            {.cycle_length = 1});
+  };
 }
 
 void run_train(TrainFlags flags, const std::vector<std::string>& given) {
@@ -142,7 +180,17 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
     choice =
         resume_choice(load_model_choice(flags.model_dir), flags.choice, given, flags.model_dir);
   }
+  const int64_t restored = latest_checkpoint_step(flags.model_dir).value_or(0);
 
+  // Multi-worker: each worker reads its share of the data at the source, and only the chief
+  // prints; errors still reach every worker's stderr.
+  std::shared_ptr<Strategy> strategy =
+      make_strategy(flags.strategy, flags.threads, flags.worker_timeout);
+  const int workers = strategy ? strategy->num_workers() : 1;
+  const int worker = strategy ? strategy->worker_index() : 0;
+  if (workers > 1 && !strategy->is_chief() && std::freopen("/dev/null", "w", stdout) == nullptr) {
+    throw Internal("cannot silence the output of worker " + std::to_string(worker));
+  }
   // A TPU takes only static shapes: every batch full, the partial last one dropped.
   const bool tpu = flags.strategy.rfind("tpu", 0) == 0;
   TrainData data =
@@ -154,6 +202,8 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
                                                .image_size = choice.image_size,
                                                .grayscale = choice.grayscale,
                                                .classes = choice.class_names,
+                                               .num_workers = workers,
+                                               .worker_index = worker,
                                                .verbose = true});
   const std::vector<int64_t> image_shape = {data.image_shape.dim(0), data.image_shape.dim(1),
                                             data.image_shape.dim(2)};
@@ -172,33 +222,32 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
         "--data " + data.name +
         (tpu ? " has fewer training examples than one --batch" : " has no training examples"));
   }
-  const int64_t total_steps = flags.steps > 0 ? flags.steps : flags.epochs * steps_per_epoch;
-  const int64_t epochs = (total_steps + steps_per_epoch - 1) / steps_per_epoch;
+  // As TensorFlow: --steps N more steps (Estimator steps), --max-steps stops at that global step,
+  // --epochs N epochs in total (Keras epochs with initial_epoch).
+  const int64_t last_step = was_given(given, "--steps")       ? restored + flags.steps
+                            : was_given(given, "--max-steps") ? flags.max_steps
+                                                              : flags.epochs * steps_per_epoch;
+  const int64_t epochs = (last_step + steps_per_epoch - 1) / steps_per_epoch;
   // The schedule is fixed by the first run, so a resumed one continues the same curve.
-  if (!resuming || choice.decay_steps == 0) choice.decay_steps = total_steps;
+  if (!resuming || choice.decay_steps == 0) choice.decay_steps = last_step;
 
   RunConfig config;
-  config.model_dir = flags.model_dir;
+  // Without --model-dir the run's checkpoints live in a temporary directory, removed at exit
+  // (after the Estimator, declared below it, is gone) unless the user keeps it.
+  std::optional<TemporaryModelDir> temporary;
+  if (flags.model_dir.empty()) {
+    temporary.emplace();
+    if (flags.keep_model_dir) temporary->keep();
+  }
+  config.model_dir = temporary ? temporary->path() : flags.model_dir;
   config.tf_random_seed = choice.seed;
-  config.save_checkpoints_secs = 600;
+  config.save_checkpoints_steps =
+      flags.save_checkpoints_steps > 0 ? flags.save_checkpoints_steps : steps_per_epoch;
   config.keep_checkpoint_max = 5;
   config.steps_per_execution = flags.steps_per_execution;
   if (flags.threads > 0) config.input_options.threads = flags.threads;
-  config.train_distribute = make_strategy(flags.strategy, flags.threads, flags.worker_timeout);
-  if (config.train_distribute && config.train_distribute->num_workers() > 1) {
-    // Multi-worker: every worker reads the same global batches and keeps its slice (DATA
-    // auto-sharding), so N workers see what N mirrored replicas would. Only the chief prints;
-    // errors still reach every worker's stderr.
-    const int workers = config.train_distribute->num_workers();
-    const int index = config.train_distribute->worker_index();
-    data.train = [train = data.train, workers, index](uint64_t seed) -> InputFn {
-      return
-          [fn = train(seed), workers, index] { return shard_global_batches(fn(), workers, index); };
-    };
-    if (!config.train_distribute->is_chief() && std::freopen("/dev/null", "w", stdout) == nullptr) {
-      throw Internal("cannot silence the output of worker " + std::to_string(index));
-    }
-  }
+  config.train_distribute = strategy;
+  const InputFn input = run_input(data, choice.seed, steps_per_epoch, restored, epochs);
   config.eval_distribute = config.train_distribute;
   // Layers take the policy when they are made: the Estimator's model and every replica's.
   set_global_policy(Policy(flags.mixed_precision));
@@ -230,35 +279,38 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
         "test/ folder beside train/, or give --validation-split F)\n",
         data.name.c_str());
   }
+  if (restored > 0 && restored < last_step) {
+    std::printf(
+        "Resuming from model.ckpt-%lld: epoch %lld/%lld, step %lld of %lld in it\n",
+        static_cast<long long>(restored), static_cast<long long>(restored / steps_per_epoch + 1),
+        static_cast<long long>(epochs), static_cast<long long>(restored % steps_per_epoch + 1),
+        static_cast<long long>(steps_per_epoch));
+  } else if (restored >= last_step) {
+    std::printf("Nothing to train: %s is at global step %lld, and this run ends at %lld\n",
+                estimator.model_dir().c_str(), static_cast<long long>(restored),
+                static_cast<long long>(last_step));
+  }
   std::fflush(stdout);
 
-  const bool interactive = progress_output_is_interactive(stdout);
-  const int64_t start_step = latest_checkpoint_step(estimator.model_dir()).value_or(0);
-  double train_seconds = 0, step_seconds = 0, input_wait_seconds = 0;
+  double train_seconds = 0, input_wait_seconds = 0, step_seconds = 0;
   int64_t examples = 0;
   std::unique_ptr<ProfilerHook> profiler;
   if (!flags.profile_dir.empty()) {
     profiler = std::make_unique<ProfilerHook>(
         ProfilerHookOptions{.save_steps = steps_per_epoch, .output_dir = flags.profile_dir});
   }
-  for (int64_t epoch = start_step / steps_per_epoch; epoch < epochs; ++epoch) {
-    const int64_t last_step = std::min(total_steps, (epoch + 1) * steps_per_epoch);
-    ProgressBarHook progress(
-        {.title = "Epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs),
-         .target_steps = last_step - epoch * steps_per_epoch,
-         .interactive = interactive});
+  if (restored < last_step) {
+    EpochProgressHook progress(steps_per_epoch, restored, epochs, last_step,
+                               {.interactive = progress_output_is_interactive(stdout)});
     TimeHistoryHook history;
     std::vector<SessionRunHook*> hooks{&progress, &history};
     if (profiler) hooks.push_back(profiler.get());
-    // Each epoch reshuffles with its own seed, so a resumed run sees the order a straight one
-    // would.
-    estimator.train(data.train(mix_seed(choice.seed, static_cast<uint64_t>(epoch))), hooks,
-                    std::nullopt, last_step);
-    train_seconds += history.total_seconds();
-    examples += history.examples();
-    step_seconds +=
+    estimator.train(input, hooks, std::nullopt, last_step);
+    train_seconds = history.total_seconds();
+    examples = history.examples();
+    step_seconds =
         std::accumulate(history.step_seconds().begin(), history.step_seconds().end(), 0.0);
-    input_wait_seconds += history.input_wait_seconds();
+    input_wait_seconds = history.input_wait_seconds();
   }
   if (step_seconds > 0) {
     std::printf("input wait: %.1f%% of step time\n", 100.0 * input_wait_seconds / step_seconds);
@@ -283,7 +335,8 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
 
   Report report;
   report.add("epochs", static_cast<long long>(epochs));
-  report.add("steps", static_cast<long long>(estimator.global_step()));
+  report.add("steps", static_cast<long long>(estimator.global_step() - restored));
+  report.add("global_step", static_cast<long long>(estimator.global_step()));
   report.add("train_seconds", train_seconds, 2);
   report.add("examples_per_sec", train_seconds > 0 ? double(examples) / train_seconds : 0.0, 0);
   if (test) {
@@ -293,6 +346,7 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
     report.add("test_accuracy", std::string("none"));
     report.add("test_loss", std::string("none"));
   }
+  if (restored > 0) report.add("resumed_from", static_cast<long long>(restored));
   report.print(flags.json);
 }
 
@@ -337,9 +391,20 @@ void add_train_command(CLI::App& app) {
                   "a preset (cats-dogs-cnn, estimator-convnet, fashion-cnn, tpu-guide-cnn; built "
                   "for the data's image size and classes) or a Keras JSON file")
       ->capture_default_str();
-  cmd->add_option("--epochs", flags->epochs, "passes over the training data")
+  cmd->add_option("--epochs", flags->epochs,
+                  "epochs in total, counting those a resumed model_dir already trained (Keras' "
+                  "epochs with initial_epoch)")
       ->capture_default_str();
-  cmd->add_option("--steps", flags->steps, "total global steps instead of --epochs");
+  cmd->add_option("--steps", flags->steps,
+                  "train this many more steps than the model_dir's checkpoint has (the "
+                  "Estimator's steps), instead of --epochs");
+  cmd->add_option("--max-steps", flags->max_steps,
+                  "train until this global step (the Estimator's max_steps), instead of --epochs");
+  cmd->add_option("--save-checkpoints-steps", flags->save_checkpoints_steps,
+                  "write a checkpoint (weights, optimizer, global step) every N steps "
+                  "(RunConfig's save_checkpoints_steps; default: at the end of every epoch); a "
+                  "killed run started again with the same command resumes exactly from the "
+                  "latest one");
   cmd->add_option("--batch", flags->choice.batch, "batch size")->capture_default_str();
   cmd->add_option("--optimizer", flags->choice.optimizer, "sgd | adam | rmsprop")
       ->capture_default_str();
@@ -352,7 +417,11 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--model-dir", flags->model_dir,
                   "checkpoints and TensorBoard events; training resumes from its latest "
-                  "checkpoint (default: a new temporary directory)");
+                  "checkpoint (default: a new temporary directory, removed at exit unless "
+                  "--keep-model-dir)");
+  cmd->add_flag("--keep-model-dir", flags->keep_model_dir,
+                "without --model-dir: keep the temporary model_dir (its path is printed) instead "
+                "of removing it at exit");
   cmd->add_option("--seed", flags->seed, "seed of initialisation and shuffling")
       ->capture_default_str();
   cmd->add_option("--threads", flags->threads,
@@ -380,8 +449,10 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--export", flags->export_path, "write the trained weights as Keras HDF5");
   cmd->add_option("--profile", flags->profile_dir,
-                  "write Chrome traces of the train steps and input pipeline stages here "
-                  "(timeline-<step>.json, one per epoch)");
+                  "write Chrome traces of the train steps and input pipeline stages here: "
+                  "timeline-<N>.json, N the global step each ends at, for the first step alone "
+                  "(with the pipeline's start-up), then one per epoch's worth of steps, and the "
+                  "rest at the end");
   cmd->add_flag("--augment", flags->choice.augment,
                 "augment training images as Keras' ImageDataGenerator(shear_range=0.2, "
                 "zoom_range=0.2, horizontal_flip=True)");

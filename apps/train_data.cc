@@ -96,6 +96,58 @@ Dataset batches(const Dataset& examples, const DataOptions& options) {
   return examples.batch(options.batch, options.drop_remainder).prefetch(kAutotune);
 }
 
+// --- Multi-worker shares, taken at the source so no worker decodes what it drops -----------------
+
+// Whether position p of an epoch of n training examples is this worker's: the rows it takes of
+// each global batch, split as mirrored replicas split one (rows [w·k, (w+1)·k), k = ceil(rows /
+// workers)), so W workers train on exactly what W mirrored replicas would.
+bool is_workers_row(int64_t p, int64_t n, const DataOptions& o) {
+  const int64_t first = p / o.batch * o.batch;
+  const int64_t rows = std::min(o.batch, n - first);
+  const int64_t share = (rows + o.num_workers - 1) / o.num_workers;
+  return (p - first) / share == o.worker_index;
+}
+
+// The element without its first component (the position enumerate() put there).
+Element without_position(Element e) {
+  std::vector<Tensor> rest(std::make_move_iterator(e.components().begin() + 1),
+                           std::make_move_iterator(e.components().end()));
+  if (!e.is_named()) return Element(std::move(rest));
+  const auto& names = *e.names();
+  return Element(std::move(rest),
+                 std::make_shared<const Element::Names>(names.begin() + 1, names.end()));
+}
+
+// An epoch's training examples (of n, in their order, not yet decoded) reduced to this worker's.
+Dataset training_share(const Dataset& examples, int64_t n, const DataOptions& o) {
+  if (o.num_workers == 1) return examples;
+  return examples.enumerate()
+      .filter([n, o](const Element& e) { return is_workers_row(e[0].item<int64_t>(), n, o); })
+      .map(without_position);
+}
+
+// This worker's training batches of an epoch of n examples: its rows of every global batch, and
+// an empty batch where it has none of the last one, so every worker takes as many steps.
+Dataset training_batches(const Dataset& examples, int64_t n, const Geometry& g,
+                         const DataOptions& o) {
+  if (o.num_workers == 1) return batches(examples, o);
+  const Dataset mine = examples.batch(o.batch / o.num_workers, o.drop_remainder);
+  const int64_t last = n % o.batch;
+  const int64_t share = (last + o.num_workers - 1) / o.num_workers;
+  if (o.drop_remainder || last == 0 || last > o.worker_index * share) {
+    return mine.prefetch(kAutotune);
+  }
+  const Element empty{{"image", Tensor(DType::kFloat32, Shape{0, g.height, g.width, g.channels})},
+                      {"label", Tensor(DType::kInt64, Shape{0})}};
+  return mine.concatenate(Dataset::from_tensors(empty)).prefetch(kAutotune);
+}
+
+// The held-out examples this worker evaluates: every num_workers-th, before decoding; the
+// Estimator sums the workers' losses and metrics.
+Dataset evaluation_share(const Dataset& examples, const DataOptions& o) {
+  return o.num_workers == 1 ? examples : examples.shard(o.num_workers, o.worker_index);
+}
+
 // A stable hash of a name under a seed: the held-out share is the names whose hash falls
 // below validation_split, the same on every run.
 bool held_out(std::string_view name, const DataOptions& options) {
@@ -149,23 +201,25 @@ TrainData open_fashion_mnist(const DataOptions& options) {
   // The images are in memory already (IDX), so the whole split fits one shuffle buffer.
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
-      const Dataset shuffled = train.shuffle(data.train_examples, seed);
+      const int64_t n = data.train_examples;
+      const Dataset shuffled = training_share(train.shuffle(n, seed), n, options);
       if (options.augment) {
-        return batches(shuffled.map(
-                           [g](Element e, const ElementContext& context) {
-                             return example(e["image"], e["label"], g, &context);
-                           },
-                           {.num_parallel_calls = options.map_parallelism, .seed = seed}),
-                       options);
+        return training_batches(shuffled.map(
+                                    [g](Element e, const ElementContext& context) {
+                                      return example(e["image"], e["label"], g, &context);
+                                    },
+                                    {.num_parallel_calls = options.map_parallelism, .seed = seed}),
+                                n, g, options);
       }
-      return batches(
+      return training_batches(
           shuffled.map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
                        {.num_parallel_calls = options.map_parallelism}),
-          options);
+          n, g, options);
     };
   };
   data.test = [=] {
-    return batches(test.map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
+    return batches(evaluation_share(test, options)
+                       .map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
                             {.num_parallel_calls = options.map_parallelism}),
                    options);
   };
@@ -176,59 +230,32 @@ TrainData open_fashion_mnist(const DataOptions& options) {
 
 // The listing of one split, its classes mapped onto `classes` by name (when given).
 ImageFolder list_split(const std::string& dir, const std::vector<std::string>& classes) {
-  ImageFolder folder = image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
-  if (classes.empty() || folder.class_names == classes) return folder;
-  std::vector<int64_t> index_of(folder.class_names.size());
-  for (size_t c = 0; c < folder.class_names.size(); ++c) {
-    const auto it = std::find(classes.begin(), classes.end(), folder.class_names[c]);
-    if (it == classes.end()) {
-      throw InvalidArgument(str_cat("class folder ", dir, "/", folder.class_names[c],
-                                    " is not one of the model's ", classes.size(),
-                                    " classes: ", class_list(classes)));
-    }
-    index_of[c] = it - classes.begin();
-  }
-  for (int64_t& label : folder.labels) label = index_of[static_cast<size_t>(label)];
-  folder.class_names = classes;
-  rebuild_dataset(folder);
-  return folder;
+  const ImageFolder folder =
+      image_folder(dir, {.class_mode = ClassMode::kSparse, .verbose = false});
+  return classes.empty() ? folder : map_classes(folder, classes);
 }
 
-// The held-out elements of `folder` (or the others), chosen by their path inside it, in order.
-ImageFolder filtered(const ImageFolder& folder, bool want_held_out, const DataOptions& options) {
-  ImageFolder out = folder;
-  out.filenames.clear();
-  out.labels.clear();
-  out.members.clear();
-  for (size_t i = 0; i < folder.filenames.size(); ++i) {
-    const std::string_view relative =
-        std::string_view(folder.filenames[i])
-            .substr(std::min(folder.filenames[i].size(), folder.root.size() + 1));
-    if (held_out(relative, options) != want_held_out) continue;
-    out.filenames.push_back(folder.filenames[i]);
-    out.labels.push_back(folder.labels[i]);
-    if (!folder.members.empty()) out.members.push_back(folder.members[i]);
+// The positions of `folder` for which keep(position) holds, in order.
+template <class Keep>
+ImageFolder kept(const ImageFolder& folder, Keep keep) {
+  std::vector<int64_t> positions;
+  for (int64_t i = 0; i < static_cast<int64_t>(folder.filenames.size()); ++i) {
+    if (keep(i)) positions.push_back(i);
   }
-  rebuild_dataset(out);
-  return out;
+  return select_images(folder, positions);
 }
 
-// The folder in an order drawn from `seed`: a shuffled epoch that holds names, not images.
-ImageFolder shuffled(const ImageFolder& folder, uint64_t seed) {
-  std::vector<size_t> order(folder.filenames.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  Random random(seed);
-  for (size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[static_cast<size_t>(random.next_u64() % i)]);
-  }
-  ImageFolder out = folder;
-  for (size_t i = 0; i < order.size(); ++i) {
-    out.filenames[i] = folder.filenames[order[i]];
-    out.labels[i] = folder.labels[order[i]];
-    if (!folder.members.empty()) out.members[i] = folder.members[order[i]];
-  }
-  rebuild_dataset(out);
-  return out;
+// This worker's rows of an epoch's ordered listing (is_workers_row).
+ImageFolder worker_rows(const ImageFolder& epoch, const DataOptions& o) {
+  if (o.num_workers == 1) return epoch;
+  const auto n = static_cast<int64_t>(epoch.filenames.size());
+  return kept(epoch, [&](int64_t p) { return is_workers_row(p, n, o); });
+}
+
+// Every num_workers-th image of a held-out listing (evaluation_share).
+ImageFolder worker_share(const ImageFolder& folder, const DataOptions& o) {
+  if (o.num_workers == 1) return folder;
+  return kept(folder, [&](int64_t p) { return p % o.num_workers == o.worker_index; });
 }
 
 std::string first_image_bytes(const ImageFolder& folder) {
@@ -290,8 +317,16 @@ TrainData open_folder(const std::string& spec, const DataOptions& options) {
     test = train;
     test_name = splits.has_splits ? "train/" : "the whole folder";
   } else if (options.validation_split > 0) {
-    test = filtered(train, true, options);
-    train = filtered(train, false, options);
+    // Chosen by each image's path inside the folder, the same on every run.
+    auto held = [&](const ImageFolder& f, bool want) {
+      return kept(f, [&](int64_t i) {
+        const std::string& path = f.filenames[static_cast<size_t>(i)];
+        return held_out(std::string_view(path).substr(std::min(path.size(), f.root.size() + 1)),
+                        options) == want;
+      });
+    };
+    test = held(train, true);
+    train = held(train, false);
     test_name = str_cat("a validation split of ", options.validation_split, " of ",
                         splits.has_splits ? "train/" : "the folder");
     if (train.filenames.empty() || test->filenames.empty()) {
@@ -313,14 +348,19 @@ TrainData open_folder(const std::string& spec, const DataOptions& options) {
            splits.has_splits ? std::string("train/") : "the folder");
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
-      return batches(folder_examples(shuffled(train, seed), g, options, true, seed), options);
+      const auto n = static_cast<int64_t>(train.filenames.size());
+      return training_batches(folder_examples(worker_rows(shuffle_images(train, seed), options), g,
+                                              options, true, seed),
+                              n, g, options);
     };
   };
   if (test) {
     data.test_examples = static_cast<int64_t>(test->filenames.size());
     data.test_split = test_name;
     announce(options, data.test_examples, data.class_names, test_name);
-    data.test = [=] { return batches(folder_examples(*test, g, options, false, 0), options); };
+    data.test = [=] {
+      return batches(folder_examples(worker_share(*test, options), g, options, false, 0), options);
+    };
   }
   return data;
 }
@@ -482,20 +522,14 @@ TrainData open_records(const std::string& spec, const DataOptions& options) {
   data.image_shape = Shape{g.height, g.width, g.channels};
   const bool split = options.validation_split > 0;
   // Each record's decode names where it came from: its file and record number.
-  auto decode_map = [g](std::shared_ptr<const RecordFiles> files, std::vector<size_t> order,
-                        bool augment) {
-    return [g, files, order, augment](Element e, const ElementContext& context) {
-      const int64_t index = e[0].item<int64_t>();
-      try {
-        const Element parsed = parse_single_example(e[1].item<std::string>(), example_spec());
-        Tensor label = checked_label(parsed["image/class/label"].item<int64_t>(), g);
-        return example(
-            decode_checked(parsed["image/encoded"].item<std::string>(), g, "image/encoded"),
-            std::move(label), g, augment ? &context : nullptr);
-      } catch (...) {
-        std::rethrow_exception(add_error_context(std::current_exception(),
-                                                 str_cat(" [", files->where(order, index), "]")));
-      }
+  // Errors name the record's file and index: the engine carries each record's origin.
+  auto decode_map = [g](bool augment) {
+    return [g, augment](Element e, const ElementContext& context) {
+      const Element parsed = parse_single_example(e[1].item<std::string>(), example_spec());
+      Tensor label = checked_label(parsed["image/class/label"].item<int64_t>(), g);
+      return example(
+          decode_checked(parsed["image/encoded"].item<std::string>(), g, "image/encoded"),
+          std::move(label), g, augment ? &context : nullptr);
     };
   };
   std::vector<size_t> file_order(train->files.size());
@@ -530,10 +564,11 @@ TrainData open_records(const std::string& spec, const DataOptions& options) {
         std::swap(order[i - 1], order[static_cast<size_t>(random.next_u64() % i)]);
       }
       const Dataset records = record_examples(train, order, options, split ? 0 : -1);
-      return batches(records.shuffle(buffer, seed)
-                         .map(decode_map(train, order, options.augment),
-                              {.num_parallel_calls = options.map_parallelism, .seed = seed}),
-                     options);
+      return training_batches(
+          training_share(records.shuffle(buffer, seed), train_count, options)
+              .map(decode_map(options.augment),
+                   {.num_parallel_calls = options.map_parallelism, .seed = seed}),
+          train_count, g, options);
     };
   };
   if (!test && options.all_held_out) {
@@ -549,10 +584,9 @@ TrainData open_records(const std::string& spec, const DataOptions& options) {
         test ? test_name : str_cat("a validation split of ", options.validation_split);
     announce(options, data.test_examples, classes, data.test_split);
     data.test = [=] {
-      return batches(
-          record_examples(held, order, options, test ? -1 : 1)
-              .map(decode_map(held, order, false), {.num_parallel_calls = options.map_parallelism}),
-          options);
+      return batches(evaluation_share(record_examples(held, order, options, test ? -1 : 1), options)
+                         .map(decode_map(false), {.num_parallel_calls = options.map_parallelism}),
+                     options);
     };
   }
   return data;
@@ -577,6 +611,17 @@ TrainData open_train_data(const std::string& spec, const DataOptions& options) {
         str_cat("--validation-split must be in [0, 1), got ", options.validation_split));
   }
   if (options.image_size < 0) throw InvalidArgument("--image-size must be > 0");
+  if (options.num_workers < 1 || options.worker_index < 0 ||
+      options.worker_index >= options.num_workers) {
+    throw InvalidArgument(
+        str_cat("worker ", options.worker_index, " of ", options.num_workers, " is not a worker"));
+  }
+  if (options.batch % options.num_workers != 0) {
+    throw InvalidArgument(str_cat("--batch ", options.batch,
+                                  " is the global batch: it must be a "
+                                  "multiple of the ",
+                                  options.num_workers, " workers"));
+  }
   if (spec == "fashion-mnist") return open_fashion_mnist(options);
   std::error_code ec;
   const bool records =

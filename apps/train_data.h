@@ -38,6 +38,11 @@ struct DataOptions {
   // The model's classes: the data's class folders (or record class names) map onto them by name
   // and a class outside them is an error naming it. Empty: the data's own classes.
   std::vector<std::string> classes;
+  // Multi-worker training: this worker reads only its share, taken before decoding. Training
+  // batches are its rows of each global batch of `batch` (as mirrored replicas split one; batch
+  // must be a multiple of num_workers), the held-out split every num_workers-th example.
+  int num_workers = 1;
+  int worker_index = 0;
   // Data without a held-out split is all held out (evaluating on data given for that) instead of
   // having none.
   bool all_held_out = false;

@@ -1,10 +1,9 @@
 // Google Benchmark micro-benchmarks of ops/: bilinear resize of uint8 RGB images (the hot path of
 // the image pipeline) and resize_into a batch slot, the Keras augmentation into a batch slot, JPEG
 // decoding next to decode + resize of the same bytes, and the fused decode_and_resize (DCT-scaled
-// decode) next to a full decode followed by resize. Issue 4's target: for sources at least 4x the
-// target on each side, decode_and_resize
-// >= 1.5x faster than a full decode + resize. Items are images; compare figures of the same run
-// (the machine may be shared).
+// decode) next to a full decode followed by resize: for sources at least 4x the target on each
+// side, decode_and_resize should be well ahead of a full decode + resize. Items are images; compare
+// figures of the same run (the machine may be shared).
 //
 // The JPEGs are synthetic (smooth shapes plus noise, about 2 bits per pixel at quality 90, like
 // photographs). SLUICE_BENCH_JPEG=FILE adds the decode benchmarks on a real JPEG, resized to a

@@ -10,6 +10,9 @@ function(sluice_add_module name)
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/sluice>)
   target_link_libraries(sluice_${name} PUBLIC ${ARG_DEPS})
+  # The headers are C++20: whoever links a module (the installed package's users too) compiles
+  # with at least that, whatever their own CMAKE_CXX_STANDARD.
+  target_compile_features(sluice_${name} PUBLIC cxx_std_20)
   set_property(GLOBAL APPEND PROPERTY SLUICE_MODULES sluice_${name})
 endfunction()
 

@@ -7,6 +7,18 @@
 
 namespace sluice {
 
+ElementOrigin::ElementOrigin(std::shared_ptr<const std::string> source, int64_t record)
+    : rep_(new Rep{{1}, std::move(source), record}) {}
+
+void ElementOrigin::release(Rep* rep) noexcept {
+  if (rep->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete rep;
+}
+
+std::string ElementOrigin::to_string() const {
+  if (!rep_) return {};
+  return rep_->record < 0 ? *rep_->source : str_cat(*rep_->source, " record ", rep_->record);
+}
+
 Element::Element(std::initializer_list<std::pair<std::string, Tensor>> named) {
   auto names = std::make_shared<Names>();
   for (const auto& [name, tensor] : named) {
@@ -22,8 +34,8 @@ Element::Element(std::initializer_list<std::pair<std::string, Tensor>> named) {
 Element::Element(std::vector<Tensor> components, std::shared_ptr<const Names> names)
     : components_(std::move(components)), names_(std::move(names)) {
   if (names_ && names_->size() != components_.size()) {
-    throw InvalidArgument(str_cat("element has ", components_.size(), " components but ",
-                                  names_->size(), " names"));
+    throw InvalidArgument(
+        str_cat("element has ", components_.size(), " components but ", names_->size(), " names"));
   }
 }
 

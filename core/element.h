@@ -1,8 +1,11 @@
 // Element: the unit that flows through a pipeline, an ordered tuple of tensors whose components
 // may also be named, as tf.data's nested structures: e[0], e["image"]. Names are shared between
-// elements of one stream, so naming costs nothing per element.
+// elements of one stream, so naming costs nothing per element. An element also remembers where
+// it was read (its origin), so an error raised far downstream of the reader can name the input.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <ostream>
@@ -14,6 +17,54 @@
 #include "core/tensor.h"
 
 namespace sluice {
+
+// Where an element was read: the file (or "<archive>/<member>") and its record index there, as
+// tf.data's error context names the input. Sources that read files set it; stages that pass
+// elements on one to one keep it, a map's output inherits its input's, and a batch has none.
+// Not part of the element's value: Element::equals ignores it.
+//
+// An immutable value of one pointer: an element without an origin (made in memory) pays a null
+// pointer and nothing else; one with an origin pays an allocation where it is read, and copies
+// share it (thread-safe reference count).
+class ElementOrigin {
+ public:
+  ElementOrigin() = default;
+  // Record `record` of `source` (-1: the element is all of it). REQUIRES: source != nullptr.
+  explicit ElementOrigin(std::shared_ptr<const std::string> source, int64_t record = -1);
+  ElementOrigin(const ElementOrigin& other) noexcept : rep_(other.rep_) {
+    if (rep_) rep_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  ElementOrigin(ElementOrigin&& other) noexcept : rep_(std::exchange(other.rep_, nullptr)) {}
+  ElementOrigin& operator=(const ElementOrigin& other) noexcept {
+    return *this = ElementOrigin(other);
+  }
+  ElementOrigin& operator=(ElementOrigin&& other) noexcept {
+    if (Rep* old = std::exchange(rep_, std::exchange(other.rep_, nullptr))) release(old);
+    return *this;
+  }
+  ~ElementOrigin() {
+    if (rep_) release(rep_);
+  }
+
+  explicit operator bool() const { return rep_ != nullptr; }
+  // The file or member; "" when unknown.
+  std::string_view source() const { return rep_ ? std::string_view(*rep_->source) : ""; }
+  int64_t record() const { return rep_ ? rep_->record : -1; }
+  // The same source at another record. REQUIRES: *this.
+  ElementOrigin at_record(int64_t record) const { return ElementOrigin(rep_->source, record); }
+  // "data/train-00000-of-00002 record 27", "photos.zip/cats/1.jpg"; "" when unknown.
+  std::string to_string() const;
+
+ private:
+  struct Rep {
+    std::atomic<int64_t> refs{1};
+    std::shared_ptr<const std::string> source;
+    int64_t record;
+  };
+  static void release(Rep* rep) noexcept;  // Drops a reference; the last one frees `rep`.
+
+  Rep* rep_ = nullptr;
+};
 
 class Element {
  public:
@@ -43,6 +94,9 @@ class Element {
   bool is_named() const { return names_ != nullptr; }
   const std::shared_ptr<const Names>& names() const { return names_; }
 
+  const ElementOrigin& origin() const { return origin_; }
+  void set_origin(ElementOrigin origin) { origin_ = std::move(origin); }
+
   void push_back(Tensor tensor, std::string_view name = {});
 
   std::vector<Tensor>& components() { return components_; }
@@ -59,6 +113,7 @@ class Element {
  private:
   std::vector<Tensor> components_;
   std::shared_ptr<const Names> names_;  // Null when no component is named.
+  ElementOrigin origin_;
 };
 
 std::ostream& operator<<(std::ostream& out, const Element& element);

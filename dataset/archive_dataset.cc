@@ -17,7 +17,9 @@ namespace {
 class ArchiveSource final : public ElementSource {
  public:
   ArchiveSource(std::string path, std::string glob, int64_t max_bytes)
-      : path_(std::move(path)), glob_(std::move(glob)), max_bytes_(max_bytes),
+      : path_(std::move(path)),
+        glob_(std::move(glob)),
+        max_bytes_(max_bytes),
         names_(std::make_shared<const Element::Names>(Element::Names{"path", "bytes"})) {}
 
   bool next(Chunk& out, size_t max) override {
@@ -36,7 +38,10 @@ class ArchiveSource final : public ElementSource {
         if (!glob_.empty() && !glob_match_path(glob_, entry.path)) continue;
         std::vector<Tensor> components{Tensor::scalar(entry.path),
                                        Tensor::scalar(reader_->read_data(max_bytes_))};
-        out.push_back(Item{Element(std::move(components), names_), nullptr});
+        Element element(std::move(components), names_);
+        element.set_origin(
+            ElementOrigin(std::make_shared<const std::string>(str_cat(path_, "/", entry.path))));
+        out.push_back(Item{std::move(element), nullptr});
       }
     } catch (...) {
       done_ = true;

@@ -9,7 +9,8 @@
 namespace sluice {
 
 // Regular-file members whose path matches `member_glob` (formats/glob.h's glob_match_path: `*`,
-// `?`, `[...]` within a component, `**` across them; empty: every file), in archive order. The
+// `?`, `[...]` within a component, `**` across them; empty: every file), in archive order, each
+// with the origin "<archive_path>/<member path>". The
 // archive is opened when the dataset is built (NotFound, InvalidArgument for a non-archive) and
 // again by each iterator, which reads it once front to back. A corrupt or encrypted member, or
 // one over `max_member_bytes` (ResourceExhausted), arrives as an error naming the archive and

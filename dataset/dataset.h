@@ -53,6 +53,7 @@ class Dataset {
   static Dataset range(int64_t stop) { return range(0, stop, 1); }
   static Dataset range(int64_t start, int64_t stop, int64_t step = 1);
   static Dataset from_tensors(Element element);
+  // Element i holds row i of every component (and record i of the components' origin, if set).
   static Dataset from_tensor_slices(Element components);
   static Dataset from_generator(std::function<Generator()> make_generator);
   // A generator that can save and restore its position (graph/stages/sources.h), so that
@@ -64,7 +65,8 @@ class Dataset {
 
   // --- Transformations ---------------------------------------------------------------------
   // f: Element(Element), Element(Element, const ElementContext&) or, for one-component
-  // elements, Tensor or Element(const Tensor&). Its exceptions become errors of the element.
+  // elements, Tensor or Element(const Tensor&). Its exceptions become errors of the element,
+  // naming its index and where it was read (its origin, which a result without one inherits).
   template <class F>
   Dataset map(F f, MapOptions options = {}) const {
     return map_function(to_map_function(std::move(f)), options);

@@ -1,6 +1,8 @@
 #include "dataset/idx_dataset.h"
 
 #include <filesystem>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "core/errors.h"
@@ -23,7 +25,10 @@ Dataset idx_dataset(const std::string& images_path, const std::string& labels_pa
   const uint8_t* in = labels.data<uint8_t>();
   int64_t* out = wide.data<int64_t>();
   for (int64_t i = 0; i < n; ++i) out[i] = in[i];
-  return Dataset::from_tensor_slices(Element{{"image", std::move(hwc)}, {"label", std::move(wide)}});
+  Element all{{"image", std::move(hwc)}, {"label", std::move(wide)}};
+  // Element i's origin: record i of the images file.
+  all.set_origin(ElementOrigin(std::make_shared<const std::string>(images_path)));
+  return Dataset::from_tensor_slices(std::move(all));
 }
 
 std::pair<std::string, std::string> fashion_mnist_files(std::string_view split,

@@ -12,7 +12,8 @@ namespace sluice {
 // Where the Debian package dataset-fashion-mnist installs its files (part of sluice's contract).
 inline constexpr std::string_view kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
-// Element i is {"image": uint8 [rows, cols, 1], "label": int64 scalar} ([28, 28, 1] for MNIST).
+// Element i is {"image": uint8 [rows, cols, 1], "label": int64 scalar} ([28, 28, 1] for MNIST),
+// its origin record i of `images_path`.
 // Both files are read (raw or .gz) and checked when the dataset is built, so errors come from
 // this call: those of read_idx (naming the file and offset), and InvalidArgument when the two
 // files disagree on the number of examples. The images live in memory (47 MB for 60000) and

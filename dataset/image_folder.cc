@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
 
 #include "core/errors.h"
+#include "core/random.h"
 #include "core/strings.h"
 #include "dataset/saved_file.h"
 #include "formats/archive.h"
@@ -326,7 +328,13 @@ Listing list_archive(const std::string& archive, const std::string& subpath,
   return folder;
 }
 
-// The members of an archive folder in the listing's order, with their labels.
+// The origin of an element that is all of the file (or archive member) at `path`.
+ElementOrigin file_origin(const std::string& path) {
+  return ElementOrigin(std::make_shared<const std::string>(path));
+}
+
+// The members of an archive folder in the listing's order, with their labels; each element's
+// origin is "<archive>/<member>".
 class ArchiveFolderSource final : public ElementSource {
  public:
   explicit ArchiveFolderSource(std::shared_ptr<const Listing> folder)
@@ -350,7 +358,9 @@ class ArchiveFolderSource final : public ElementSource {
         if (folder_->class_mode != ClassMode::kNone) {
           components.push_back(class_label(folder_->labels[i], num_classes, folder_->class_mode));
         }
-        out.push_back(Item{Element(std::move(components), names_), nullptr});
+        Element element(std::move(components), names_);
+        element.set_origin(file_origin(folder_->filenames[i]));
+        out.push_back(Item{std::move(element), nullptr});
       }
     } catch (...) {
       out.push_back(Item::failure(std::current_exception()));
@@ -399,10 +409,64 @@ ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& optio
   return finish(list_archive(split->first, subpath, options), options);
 }
 
+namespace {
+
 void rebuild_dataset(ImageFolder& folder) {
   folder.dataset =
       listing_dataset(folder.filenames, folder.labels,
                       static_cast<int64_t>(folder.class_names.size()), folder.class_mode);
+}
+
+}  // namespace
+
+ImageFolder select_images(const ImageFolder& folder, const std::vector<int64_t>& positions) {
+  ImageFolder out = folder;
+  out.filenames.clear();
+  out.labels.clear();
+  out.members.clear();
+  for (const int64_t p : positions) {
+    if (p < 0 || p >= static_cast<int64_t>(folder.filenames.size())) {
+      throw InvalidArgument(str_cat("select_images: position ", p, " of a folder of ",
+                                    folder.filenames.size(), " images"));
+    }
+    const auto i = static_cast<size_t>(p);
+    out.filenames.push_back(folder.filenames[i]);
+    out.labels.push_back(folder.labels[i]);
+    if (!folder.members.empty()) out.members.push_back(folder.members[i]);
+  }
+  rebuild_dataset(out);
+  return out;
+}
+
+ImageFolder shuffle_images(const ImageFolder& folder, uint64_t seed) {
+  std::vector<int64_t> order(folder.filenames.size());
+  std::iota(order.begin(), order.end(), int64_t{0});
+  Random random(seed);
+  for (size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[static_cast<size_t>(random.next_u64() % i)]);
+  }
+  return select_images(folder, order);
+}
+
+ImageFolder map_classes(const ImageFolder& folder, const std::vector<std::string>& classes) {
+  if (folder.class_names == classes) return folder;
+  std::vector<int64_t> index_of(folder.class_names.size());
+  for (size_t c = 0; c < folder.class_names.size(); ++c) {
+    const auto it = std::find(classes.begin(), classes.end(), folder.class_names[c]);
+    if (it == classes.end()) {
+      throw InvalidArgument(str_cat("class folder ", folder.root, "/", folder.class_names[c],
+                                    " is not one of the model's ", classes.size(),
+                                    " classes: ", str_join(classes, ", ")));
+    }
+    index_of[c] = it - classes.begin();
+  }
+  ImageFolder out = folder;
+  for (int64_t& label : out.labels) label = index_of[static_cast<size_t>(label)];
+  out.class_names = classes;
+  out.class_indices.clear();
+  for (size_t c = 0; c < classes.size(); ++c) out.class_indices.emplace(classes[c], int64_t(c));
+  rebuild_dataset(out);
+  return out;
 }
 
 Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls) {
@@ -412,8 +476,12 @@ Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls
         [labelled](Element e) {
           const std::string& path = e["path"].item<std::string>();
           Tensor bytes = Tensor::scalar(read_file_bytes(path));
-          if (!labelled) return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}};
-          return Element{{"path", e["path"]}, {"bytes", std::move(bytes)}, {"label", e["label"]}};
+          Element out =
+              labelled
+                  ? Element{{"path", e["path"]}, {"bytes", std::move(bytes)}, {"label", e["label"]}}
+                  : Element{{"path", e["path"]}, {"bytes", std::move(bytes)}};
+          out.set_origin(file_origin(path));
+          return out;
         },
         {.num_parallel_calls = num_parallel_calls});
   }
@@ -458,8 +526,10 @@ Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num
       [channels, labelled](Element e) {
         const std::string& path = e["path"].item<std::string>();
         Tensor image = decode_image(read_file_bytes(path), channels, path);
-        if (!labelled) return Element{{"image", std::move(image)}};
-        return Element{{"image", std::move(image)}, {"label", e["label"]}};
+        Element out = labelled ? Element{{"image", std::move(image)}, {"label", e["label"]}}
+                               : Element{{"image", std::move(image)}};
+        out.set_origin(file_origin(path));
+        return out;
       },
       {.num_parallel_calls = num_parallel_calls});
 }

@@ -38,8 +38,10 @@ struct ImageFolderOptions {
   // The classes in label order; empty: the sub-folder names sorted (byte order, as Python).
   std::vector<std::string> classes;
   ClassMode class_mode = ClassMode::kCategorical;
-  // File extensions kept, compared without letter case ("JPG" is kept).
-  std::vector<std::string> allowed_extensions = {"jpg", "jpeg", "png", "bmp", "ppm", "tif", "tiff"};
+  // File extensions kept, compared without letter case ("JPG" is kept). Only the formats sluice
+  // decodes (JPEG and PNG), so "Found N images" counts images that can be read; Keras' list also
+  // has bmp, ppm and tif, which PIL reads.
+  std::vector<std::string> allowed_extensions = {"jpg", "jpeg", "png"};
   // Whether the listing descends through symbolic links to directories inside class folders.
   bool follow_links = false;
   // Prints "Found N images belonging to K classes." to stdout, as Keras does (N counts the
@@ -91,23 +93,37 @@ struct ImageFolder {
 // folder with no images is allowed.
 ImageFolder image_folder(const std::string& dir, const ImageFolderOptions& options = {});
 
-// Makes folder.dataset (and the archive reads) follow folder.filenames, labels and members again
-// after the caller reordered, filtered or relabelled them, all three alike: a shuffled epoch, a
-// held-out split, or classes mapped onto a model's. REQUIRES: the three have one size (members
-// empty for a directory) and every label is below class_names.size().
-void rebuild_dataset(ImageFolder& folder);
+// The folder reduced to, or reordered as, the elements at `positions` (indices into its
+// filenames, in the order wanted): a subset such as a held-out split or a worker's share, or a
+// permutation such as a shuffled epoch. Only names are moved; nothing is read. Throws
+// InvalidArgument for a position outside the folder.
+ImageFolder select_images(const ImageFolder& folder, const std::vector<int64_t>& positions);
+
+// A listing of names in an order drawn from `seed` (flow_from_directory's shuffle), the same for
+// the same seed.
+ImageFolder shuffle_images(const ImageFolder& folder, uint64_t seed);
+
+// The folder's labels renumbered onto `classes` by name, as a model trained on those classes
+// reads them (Keras' class_indices): a folder may hold some of the classes, in any order. Throws
+// InvalidArgument naming a class folder that is not among them.
+ImageFolder map_classes(const ImageFolder& folder, const std::vector<std::string>& classes);
 
 // The folder's files with their bytes, in the dataset's order: {"path": string, "bytes": string,
-// "label"} ({"path", "bytes"} for kNone). From a directory each file is read in a map
-// (num_parallel_calls as Dataset::map); from an archive the members are streamed in order by one
-// OrderedMemberReader per iterator (buffers: its window). A file or member that cannot be read is
-// an error naming it, at its place; for an archive it ends the iteration.
+// "label"} ({"path", "bytes"} for kNone), each with its file (the "<archive>/<member>" path for an
+// archive) as its origin, so an error in a later map (a decode) names it. From a directory each
+// file is read in a map (num_parallel_calls as Dataset::map); from an archive the members are
+// streamed in order by one OrderedMemberReader per iterator (buffers: its window). A file or
+// member that cannot be read is an error naming it, at its place; for an archive it ends the
+// iteration.
 Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls = 0);
 
 // The folder's images decoded: {"image": uint8 [h, w, channels], "label"} (or {"image"} alone
-// for kNone). channels as decode_image (0: as encoded). Decode errors name the file (the
-// "<archive>/<member>" path for an archive) and arrive at the element's place; num_parallel_calls
-// as Dataset::map.
+// for kNone), each with its file as its origin. channels as decode_image, which follows Keras'
+// color_mode: 3 ("rgb") repeats grey into RGB and drops alpha, 1 ("grayscale") converts to grey,
+// 16-bit PNGs become 8-bit; 0 keeps each image as encoded, so a folder mixing channel counts or
+// sizes fails where it is batched, with an error naming the file and its shape against the
+// batch's first. Decode errors name the file (the "<archive>/<member>" path for an archive) and
+// arrive at the element's place; num_parallel_calls as Dataset::map.
 Dataset decode_image_folder(const ImageFolder& folder, int channels = 0,
                             int64_t num_parallel_calls = 0);
 

@@ -17,9 +17,9 @@
 namespace sluice {
 namespace {
 
-// Reads the files one after the other. A file that fails to open or read contributes its error
-// as one item and the source moves on, as TensorFlow's TFRecordDataset iterator does ("so that it
-// works with ignore_errors").
+// Reads the files one after the other; each record's origin is its file and index there. A file
+// that fails to open or read contributes its error as one item and the source moves on, as
+// TensorFlow's TFRecordDataset iterator does ("so that it works with ignore_errors").
 class TFRecordSource final : public ElementSource {
  public:
   TFRecordSource(std::shared_ptr<const std::vector<std::string>> files,
@@ -29,7 +29,7 @@ class TFRecordSource final : public ElementSource {
   bool next(Chunk& out, size_t max) override {
     const size_t start = out.size();
     if (pending_) {
-      out.push_back(Item{Element{std::move(*pending_)}, nullptr});
+      out.push_back(Item{std::move(*pending_), nullptr});
       pending_.reset();
     }
     while (out.size() - start < max) {
@@ -38,6 +38,7 @@ class TFRecordSource final : public ElementSource {
         const std::string& path = (*files_)[next_file_++];
         try {
           reader_.emplace(path, options_);
+          source_ = std::make_shared<const std::string>(path);
         } catch (...) {
           out.push_back(Item::failure(std::current_exception()));
           return true;  // Deliver the error at its place; the next call opens the next file.
@@ -55,7 +56,9 @@ class TFRecordSource final : public ElementSource {
         out.push_back(Item::failure(std::current_exception()));
         return true;
       }
-      out.push_back(Item{Element{std::move(record)}, nullptr});
+      Element element{std::move(record)};
+      element.set_origin(ElementOrigin(source_, reader_->record_index() - 1));
+      out.push_back(Item{std::move(element), nullptr});
     }
     return out.size() > start;
   }
@@ -86,9 +89,13 @@ class TFRecordSource final : public ElementSource {
     check_file_size(reader, "file_size", path, "TFRecordDataset", /*may_grow=*/true);
     try {
       reader_.emplace(path, options_);
+      source_ = std::make_shared<const std::string>(path);
       reader_->seek(offset, record);
       Tensor next(DType::kString, Shape{});
-      if (reader_->read(*next.data<std::string>())) pending_ = std::move(next);
+      if (reader_->read(*next.data<std::string>())) {
+        pending_.emplace(Element{std::move(next)});
+        pending_->set_origin(ElementOrigin(source_, record));
+      }
       pending_offset_ = offset;
     } catch (const DataLoss& e) {
       throw FailedPrecondition(str_cat("TFRecordDataset: ", path,
@@ -103,7 +110,8 @@ class TFRecordSource final : public ElementSource {
   TFRecordReaderOptions options_;
   size_t next_file_ = 0;
   std::optional<TFRecordReader> reader_;
-  std::optional<Tensor> pending_;  // The record a restore read to check the file.
+  std::shared_ptr<const std::string> source_;  // The open file's name, the records' origin.
+  std::optional<Element> pending_;  // The record a restore read to check the file.
   uint64_t pending_offset_ = 0;
 };
 

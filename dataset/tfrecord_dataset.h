@@ -14,7 +14,8 @@ inline constexpr int64_t kDefaultTFRecordBufferSize = 256 << 10;
 
 // Yields one string scalar per record, the files in the given order (num_parallel_reads == 0) or
 // interleaved over `num_parallel_reads` files read in parallel, one record from each in turn
-// (the same multiset of records; the order is deterministic).
+// (the same multiset of records; the order is deterministic). Each element's origin is its file
+// and record index, so an error raised on it downstream (a parse or decode in a map) names them.
 //
 // compression: "", "ZLIB", "GZIP" (TFRecordOptions), or "AUTO" to detect GZIP per file.
 // buffer_size: bytes each open file buffers (TFRecordReaderOptions::buffer_size).

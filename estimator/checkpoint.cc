@@ -50,6 +50,8 @@ class Reader {
     return p;
   }
   size_t offset() const { return offset_; }
+  // Bytes from the offset to the trailing CRC.
+  size_t remaining() const { return bytes_.size() - 4 - std::min(offset_, bytes_.size() - 4); }
   [[noreturn]] void fail(const std::string& what) const {
     throw DataLoss("checkpoint " + path_ + ": " + what + " at byte offset " +
                    std::to_string(offset_));
@@ -92,13 +94,17 @@ std::optional<std::string> quoted_value(const std::string& line, const std::stri
   return line.substr(open + 1, close - open - 1);
 }
 
-// The writer's pid of a temporary file write_file_atomically made for a checkpoint or the index
-// ("model.ckpt-<step>.tmp<pid>", "checkpoint.tmp<pid>"); nullopt for any other name.
-std::optional<pid_t> checkpoint_temp_writer(const std::string& name) {
+// The writer's pid of a temporary file write_file_atomically made for a checkpoint, the index
+// or one of `also` ("model.ckpt-<step>.tmp<pid>", "checkpoint.tmp<pid>"); nullopt for any other
+// name.
+std::optional<pid_t> temp_writer(const std::string& name, const std::vector<std::string>& also) {
   const size_t mark = name.rfind(".tmp");
   if (mark == std::string::npos || mark + 4 == name.size()) return std::nullopt;
   const std::string final_name = name.substr(0, mark);
-  if (final_name != kIndexName && !checkpoint_step(final_name)) return std::nullopt;
+  if (final_name != kIndexName && !checkpoint_step(final_name) &&
+      std::find(also.begin(), also.end(), final_name) == also.end()) {
+    return std::nullopt;
+  }
   long long pid = 0;
   for (size_t i = mark + 4; i < name.size(); ++i) {
     if (name[i] < '0' || name[i] > '9' || pid > 1'000'000'000) return std::nullopt;
@@ -108,22 +114,18 @@ std::optional<pid_t> checkpoint_temp_writer(const std::string& name) {
   return static_cast<pid_t>(pid);
 }
 
-// Deletes the temporary files that writers killed mid-write left in `dir`: those of a process
-// no longer running. Files of this process and of live ones (another writer may be mid-write)
-// stay. A model_dir is written by one process at a time, on one host, as TensorFlow's chief does;
-// a pid from another host sharing the directory would be judged by this host's processes.
-void remove_abandoned_temp_files(const std::string& dir) {
+}  // namespace
+
+void remove_abandoned_temp_files(const std::string& dir, const std::vector<std::string>& also) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const auto writer = checkpoint_temp_writer(entry.path().filename().string());
+    const auto writer = temp_writer(entry.path().filename().string(), also);
     if (!writer || *writer == ::getpid()) continue;
     if (::kill(*writer, 0) == 0 || errno != ESRCH) continue;  // Alive (or not ours to signal).
     std::error_code ignored;
     fs::remove(entry.path(), ignored);
   }
 }
-
-}  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
   // The temporary name is unique per process, so concurrent writers cannot interleave bytes.
@@ -206,15 +208,25 @@ TensorMap read_checkpoint_file(const std::string& path) {
     if (dtype > static_cast<uint8_t>(DType::kBFloat16)) reader.fail("bad dtype for '" + name + "'");
     const uint32_t rank = reader.get<uint32_t>();
     if (rank > static_cast<uint32_t>(Shape::kMaxRank)) reader.fail("bad rank for '" + name + "'");
+    // The CRC only says the file is the one written: the shape is checked against the bytes
+    // present before anything is allocated for it, so absurd dimensions are DataLoss, not
+    // bad_alloc, and the restore falls back to an older checkpoint.
     std::vector<int64_t> dims(rank);
+    uint64_t bytes_needed = dtype_size(static_cast<DType>(dtype));
+    bool overflow = false;
     for (auto& d : dims) {
       d = reader.get<int64_t>();
       if (d < 0) reader.fail("negative dimension for '" + name + "'");
+      overflow |= __builtin_mul_overflow(bytes_needed, static_cast<uint64_t>(d), &bytes_needed);
+    }
+    if (overflow) reader.fail("dimensions of '" + name + "' overflow 64 bits of bytes");
+    const uint64_t size = reader.get<uint64_t>();
+    if (size != bytes_needed) reader.fail("byte count disagrees with shape of '" + name + "'");
+    if (size > reader.remaining()) {
+      reader.fail("'" + name + "' needs " + std::to_string(size) + " bytes, more than the " +
+                  std::to_string(reader.remaining()) + " left");
     }
     Tensor tensor(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
-    const uint64_t size = reader.get<uint64_t>();
-    if (size != tensor.byte_size())
-      reader.fail("byte count disagrees with shape of '" + name + "'");
     std::memcpy(tensor.raw_data(), reader.take(size), size);
     tensors.emplace(std::move(name), std::move(tensor));
   }

@@ -42,6 +42,13 @@ TensorMap read_checkpoint_file(const std::string& path);
 // Writes `contents` to `path` through a temporary file, fsync and rename.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// Deletes the temporary files that writers killed mid-write left in `dir` for a checkpoint, the
+// index or a file named in `also` ("<name>.tmp<pid>"): those of a process no longer running.
+// Files of this process and of live ones (another writer may be mid-write) stay. A model_dir is
+// written by one process at a time, on one host, as TensorFlow's chief does; a pid from another
+// host sharing the directory would be judged by this host's processes.
+void remove_abandoned_temp_files(const std::string& dir, const std::vector<std::string>& also = {});
+
 struct CheckpointState {
   std::string model_checkpoint_path;                    // The latest, e.g. "model.ckpt-250".
   std::vector<std::string> all_model_checkpoint_paths;  // Oldest → newest; ends with the latest.

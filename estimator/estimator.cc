@@ -166,6 +166,7 @@ ReplicatedModel& Estimator::replicas_for(std::unique_ptr<ReplicatedModel>& slot,
                                          Strategy& strategy) {
   if (!slot || &slot->strategy() != &strategy) {
     slot = std::make_unique<ReplicatedModel>(strategy, spec_.model, spec_.model_fn);
+    slot->load_replica_statistics(replica_statistics_);
   }
   return *slot;
 }
@@ -385,6 +386,24 @@ EvalResult Estimator::evaluate(const InputFn& input_fn, std::optional<int64_t> s
   }
   end_all(hooks, session);
 
+  // Several workers each evaluated their share of the input: the loss and every metric are
+  // merged as sums, so every worker reports what one process evaluating all of it would.
+  if (replicas.strategy().num_workers() > 1) {
+    std::vector<double> sums{loss_sum, static_cast<double>(rows)};
+    for (auto& m : metrics_) {
+      const std::vector<double> metric = m->sums();
+      sums.insert(sums.end(), metric.begin(), metric.end());
+    }
+    replicas.strategy().all_reduce_across_workers(sums);
+    loss_sum = sums[0];
+    rows = static_cast<int64_t>(sums[1]);
+    size_t at = 2;
+    for (auto& m : metrics_) {
+      const size_t size = m->sums().size();
+      m->set_sums(std::vector<double>(sums.begin() + at, sums.begin() + at + size));
+      at += size;
+    }
+  }
   EvalResult result;
   result["loss"] = rows > 0 ? loss_sum / double(rows) : 0.0;
   for (auto& m : metrics_) result[m->name()] = m->result();

@@ -4,9 +4,6 @@
 // labels_key: numeric [batch]}; the Estimator iterates it with a prefetch of 2 batches, so the
 // pipeline produces the next batch while the model runs the current step.
 //
-// Build input_fns in a source file that does not include model headers (estimator/
-// input_pipeline.h says why): this header includes model/ headers and only names Dataset.
-//
 //   Estimator est({make_preset("fashion-cnn"), Loss("nll_loss"), std::make_unique<Adam>(),
 //                  {"accuracy"}},
 //                 {.model_dir = "/tmp/fashion"});
@@ -106,8 +103,10 @@ class Estimator {
                    std::optional<int64_t> max_steps = std::nullopt);
 
   // Evaluates the latest checkpoint (or the current weights, saying so, when there is none) over
-  // `steps` batches or the whole input: loss is the mean of the batch losses (TensorFlow's
-  // tf.metrics.mean), each metric accumulates over every example. Writes one summary event at
+  // `steps` batches or the whole input: loss is the mean over examples (each batch's mean weighted
+  // by its size, as Keras), each metric accumulates over every example. Under a multi-worker
+  // eval_distribute each worker evaluates the input its input_fn gives it (its share) and the
+  // loss and metrics are summed across workers, so all report the whole's. Writes one event at
   // the global step into model_dir/eval (model_dir/eval_<name> when named) and logs
   // "Saving dict for global step N: ...". Throws InvalidArgument for steps <= 0.
   EvalResult evaluate(const InputFn& input_fn, std::optional<int64_t> steps = std::nullopt,
@@ -154,6 +153,8 @@ class Estimator {
   // eval_distribute, or one local replica on local_strategy_ without one.
   std::unique_ptr<ReplicatedModel> train_replicas_, eval_replicas_;
   std::unique_ptr<Strategy> local_strategy_;
+  // Each replica's own statistics from the restored checkpoint, for replicas made after it.
+  std::map<std::string, Tensor> replica_statistics_;
   Strategy& train_strategy();
   Strategy& eval_strategy();
   Strategy& local_strategy();

@@ -23,6 +23,7 @@ TensorMap Estimator::state() const {
     auto mean = statistics.find(p->path);
     state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
   }
+  if (train_replicas_) state.merge(train_replicas_->replica_statistics());
   for (auto& [key, tensor] : spec_.optimizer->state()) {
     state.emplace("optimizer/" + key, std::move(tensor));
   }
@@ -73,8 +74,15 @@ void Estimator::load_state(const TensorMap& state) {
       layer.set_random_state(static_cast<uint64_t>(it->second.item<int64_t>()));
     }
   }
-  if (train_replicas_) train_replicas_->sync_from_primary();
-  if (eval_replicas_) eval_replicas_->sync_from_primary();
+  replica_statistics_.clear();
+  for (const auto& [key, tensor] : state) {
+    if (key.rfind("replica_", 0) == 0) replica_statistics_.emplace(key, tensor);
+  }
+  for (ReplicatedModel* replicas : {train_replicas_.get(), eval_replicas_.get()}) {
+    if (!replicas) continue;
+    replicas->sync_from_primary();
+    replicas->load_replica_statistics(replica_statistics_);
+  }
 }
 
 std::string Estimator::restore_latest() {

@@ -119,4 +119,42 @@ void ProgressBarHook::end(Session&) {
   std::fflush(options_.out);
 }
 
+EpochProgressHook::EpochProgressHook(int64_t steps_per_epoch, int64_t first_step, int64_t epochs,
+                                     int64_t last_step, ProgressBarOptions options)
+    : steps_per_epoch_(steps_per_epoch),
+      step_(first_step),
+      epochs_(epochs),
+      last_step_(last_step),
+      options_(std::move(options)) {}
+
+void EpochProgressHook::start_epoch() {
+  const int64_t epoch = step_ / steps_per_epoch_;
+  epoch_end_ = std::min(last_step_, (epoch + 1) * steps_per_epoch_);
+  ProgressBarOptions options = options_;
+  options.title = "Epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_);
+  options.target_steps = epoch_end_ - step_;
+  bar_.emplace(std::move(options));
+  bar_->begin();
+}
+
+void EpochProgressHook::begin() {
+  if (step_ < last_step_) start_epoch();
+}
+
+void EpochProgressHook::after_run(SessionRunContext& context, const SessionRunValues& values) {
+  if (!bar_) return;
+  bar_->after_run(context, values);
+  step_ = values.global_step;
+  if (step_ >= epoch_end_) {
+    bar_->end(context.session());
+    bar_.reset();
+    if (step_ < last_step_) start_epoch();
+  }
+}
+
+void EpochProgressHook::end(Session& session) {
+  if (bar_) bar_->end(session);
+  bar_.reset();
+}
+
 }  // namespace sluice

@@ -11,6 +11,14 @@
 #include "strategy/strategy.h"
 
 namespace sluice {
+
+namespace {
+
+std::string replica_statistic_key(size_t replica, const std::string& path) {
+  return "replica_" + std::to_string(replica) + "/" + path;
+}
+
+}  // namespace
 namespace {
 
 // Finishes `length` elements of a gradient `g` in blocks that stay in L1: adds the other
@@ -133,7 +141,7 @@ class ReplicatedModel::GradientFinisher {
 };
 
 ReplicatedModel::ReplicatedModel(Strategy& strategy, Sequential& primary,
-                                   const std::function<Sequential()>& model_fn)
+                                 const std::function<Sequential()>& model_fn)
     : strategy_(strategy) {
   models_.push_back(&primary);
   const int n = strategy.num_local_replicas();
@@ -295,8 +303,8 @@ double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
 }
 
 double ReplicatedModel::eval_step(const Element& batch, const std::string& features_key,
-                                   const std::string& labels_key, const Loss& loss,
-                                   const std::vector<std::unique_ptr<Metric>>& metrics) {
+                                  const std::string& labels_key, const Loss& loss,
+                                  const std::vector<std::unique_ptr<Metric>>& metrics) {
   const int n = num_replicas();
   const int64_t global_batch = n == 1 ? 0 : rows_of(batch[features_key]);
   const std::vector<Element> parts = n == 1 ? std::vector<Element>{batch} : split_batch(batch, n);
@@ -335,6 +343,31 @@ std::map<std::string, Tensor> ReplicatedModel::mean_statistics() {
     out.emplace(params[0][i]->path, strategy_.reduce(ReduceOp::kMean, values));
   }
   return out;
+}
+
+std::map<std::string, Tensor> ReplicatedModel::replica_statistics() {
+  std::map<std::string, Tensor> out;
+  if (models_.size() < 2) return out;
+  for (size_t r = 0; r < models_.size(); ++r) {
+    for (const Parameter* p : models_[r]->parameters()) {
+      if (p->statistic) out.emplace(replica_statistic_key(r, p->path), p->value.clone());
+    }
+  }
+  return out;
+}
+
+void ReplicatedModel::load_replica_statistics(const std::map<std::string, Tensor>& statistics) {
+  for (size_t r = 0; r < models_.size() && models_.size() > 1; ++r) {
+    for (Parameter* p : models_[r]->parameters()) {
+      if (!p->statistic) continue;
+      const auto it = statistics.find(replica_statistic_key(r, p->path));
+      if (it == statistics.end() || it->second.shape() != p->value.shape() ||
+          it->second.dtype() != p->value.dtype()) {
+        continue;
+      }
+      std::memcpy(p->value.raw_data(), it->second.raw_data(), p->value.byte_size());
+    }
+  }
 }
 
 }  // namespace sluice

@@ -47,7 +47,7 @@ class ReplicatedModel {
   // when more than one replica is needed and model_fn is empty, or when it builds a model whose
   // parameters differ from primary's in number, path or shape.
   ReplicatedModel(Strategy& strategy, Sequential& primary,
-                   const std::function<Sequential()>& model_fn);
+                  const std::function<Sequential()>& model_fn);
   ~ReplicatedModel();
 
   Strategy& strategy() { return strategy_; }
@@ -97,6 +97,13 @@ class ReplicatedModel {
   // The statistics (e.g. BatchNormalization moving averages) averaged over replicas, keyed by
   // parameter path: what a checkpoint stores for them.
   std::map<std::string, Tensor> mean_statistics();
+  // Every replica's own statistics, keyed "replica_<r>/<parameter path>" (empty with one
+  // replica): saved beside their mean so that a resumed run gives each replica back its own and
+  // continues exactly as a straight run would.
+  std::map<std::string, Tensor> replica_statistics();
+  // Copies such statistics back into their replicas; keys of replicas this model lacks, and of
+  // parameters whose shape differs, are ignored.
+  void load_replica_statistics(const std::map<std::string, Tensor>& statistics);
 
  private:
   class GradientFinisher;

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include "core/errors.h"
 #include "core/strings.h"
@@ -21,22 +23,38 @@ struct ArchiveReader::State {
   archive_entry* entry = nullptr;  // Owned by handle.
   std::string member;              // Path of the current member ("" before the first).
   bool has_data = false;
+  int64_t data_start = 0;  // compressed_offset() when the current member's header was read.
   ~State() {
     if (handle) archive_read_free(handle);
   }
 };
 
+namespace {
+
+// libarchive says "Unsupported ..." for a format, compression or encryption it does not read:
+// input we do not accept (InvalidArgument), not damaged data.
+bool unsupported(archive* handle) {
+  const char* text = archive_error_string(handle);
+  return text != nullptr && std::string_view(text).find("nsupported") != std::string_view::npos;
+}
+
+}  // namespace
+
 ArchiveReader::ArchiveReader(std::string path) : path_(std::move(path)), state_(new State) {
   std::error_code ec;
-  if (!fs::is_regular_file(path_, ec)) {
-    throw NotFound(str_cat("archive ", path_, ": no such file"));
+  const fs::file_status status = fs::status(path_, ec);
+  if (!fs::exists(status)) throw NotFound(str_cat("archive ", path_, ": no such file"));
+  if (!fs::is_regular_file(status)) {
+    throw InvalidArgument(str_cat("archive ", path_, ": not a regular file"));
   }
   state_->handle = archive_read_new();
   archive_read_support_filter_all(state_->handle);
   archive_read_support_format_all(state_->handle);
   if (archive_read_open_filename(state_->handle, path_.c_str(), 64 << 10) != ARCHIVE_OK) {
-    throw InvalidArgument(
-        str_cat("archive ", path_, ": cannot read: ", archive_error_string(state_->handle)));
+    const std::string message =
+        str_cat("archive ", path_, ": cannot read: ", archive_error_string(state_->handle));
+    if (archive_errno(state_->handle) == ENOENT) throw NotFound(message);
+    throw InvalidArgument(message);
   }
 }
 
@@ -85,6 +103,7 @@ bool ArchiveReader::next(ArchiveEntry& out) {
     }
   }
   state_->has_data = out.type == ArchiveEntryType::kFile;
+  state_->data_start = compressed_offset();
   return true;
 }
 
@@ -96,6 +115,10 @@ size_t ArchiveReader::read_block(char* buffer, size_t size) {
   }
   const la_ssize_t n = archive_read_data(state_->handle, buffer, size);
   if (n < 0) {
+    if (unsupported(state_->handle)) {
+      throw InvalidArgument(str_cat("archive ", path_, ": member ", state_->member,
+                                    " cannot be read: ", archive_error_string(state_->handle)));
+    }
     throw DataLoss(str_cat("archive ", path_, ": member ", state_->member,
                            " is corrupt: ", archive_error_string(state_->handle)));
   }
@@ -103,12 +126,24 @@ size_t ArchiveReader::read_block(char* buffer, size_t size) {
   return static_cast<size_t>(n);
 }
 
-std::string ArchiveReader::read_data(int64_t max_bytes) {
+std::string ArchiveReader::read_data(int64_t max_bytes, const InflationLimit& limit) {
   std::string data;
   read_blocks([&](const char* block, size_t n) {
-    if (static_cast<int64_t>(data.size() + n) > max_bytes) {
+    const auto size = static_cast<int64_t>(data.size() + n);
+    if (size > max_bytes) {
       throw ResourceExhausted(str_cat("archive ", path_, ": member ", state_->member,
                                       " is larger than ", max_bytes, " bytes"));
+    }
+    if (size > limit.grace_bytes) {
+      // The compressed bytes consumed since the header: a zip member's own data, or the part of
+      // a compressed tar's stream read for it.
+      const int64_t packed = std::max<int64_t>(1, compressed_offset() - state_->data_start);
+      if (static_cast<double>(size) > limit.max_ratio * static_cast<double>(packed)) {
+        throw ResourceExhausted(str_cat("archive ", path_, ": member ", state_->member,
+                                        " inflates more than ", limit.max_ratio, " times (", size,
+                                        " bytes from ", packed,
+                                        " compressed bytes so far; a decompression bomb?)"));
+      }
     }
     data.append(block, n);
   });
@@ -174,7 +209,7 @@ bool OrderedMemberReader::next(std::string& bytes) {
                              " (was the archive changed since it was listed?)"));
     }
     if (rank == next_) {
-      bytes = reader_->read_data(options_.max_member_bytes);
+      bytes = reader_->read_data(options_.max_member_bytes, options_.inflation);
       ++returned_in_pass_;
       ++next_;
       return true;
@@ -183,7 +218,7 @@ bool OrderedMemberReader::next(std::string& bytes) {
         (entry.size >= 0 && window_bytes_ + entry.size > options_.max_buffered_bytes)) {
       continue;  // A later pass reads it.
     }
-    std::string kept = reader_->read_data(options_.max_member_bytes);
+    std::string kept = reader_->read_data(options_.max_member_bytes, options_.inflation);
     if (window_bytes_ + static_cast<int64_t>(kept.size()) > options_.max_buffered_bytes) continue;
     window_bytes_ += static_cast<int64_t>(kept.size());
     window_.emplace(rank, std::move(kept));
@@ -193,9 +228,11 @@ bool OrderedMemberReader::next(std::string& bytes) {
 
 namespace {
 
-// A member path that stays inside the destination: relative, no "..", not empty.
+// A member path that stays inside the destination: relative, no "..", not empty. "." components
+// are dropped, so "./a/b" is "a/b"; a path of nothing else ("./") is the destination itself,
+// refused unless `root_allowed`, and returned as an empty path.
 fs::path safe_relative(const std::string& archive, const std::string& member,
-                       const std::string& what) {
+                       const std::string& what, bool root_allowed = false) {
   if (member.empty())
     throw InvalidArgument(str_cat("archive ", archive, ": member with an empty ", what));
   const fs::path p(member);
@@ -212,7 +249,7 @@ fs::path safe_relative(const std::string& archive, const std::string& member,
     if (part == "." || part.empty()) continue;
     clean /= part;
   }
-  if (clean.empty()) {
+  if (clean.empty() && !root_allowed) {
     throw InvalidArgument(str_cat("archive ", archive, ": member ", member, ": empty ", what));
   }
   return clean;
@@ -284,7 +321,9 @@ ExtractResult extract_archive(const std::string& archive_path, const std::string
         throw ResourceExhausted(
             str_cat("archive ", archive_path, ": more than ", options.max_members, " members"));
       }
-      const fs::path relative = safe_relative(archive_path, entry.path, "path");
+      const fs::path relative = safe_relative(archive_path, entry.path, "path",
+                                              entry.type == ArchiveEntryType::kDirectory);
+      if (relative.empty()) continue;  // "./": the destination, which exists.
       refuse_links_on_the_way(staging, relative, archive_path, entry.path);
       const fs::path out = staging / relative;
       switch (entry.type) {

@@ -17,12 +17,23 @@
 #include <string>
 #include <vector>
 
+#include "formats/image.h"
+
 namespace sluice {
 
 enum class ArchiveEntryType { kFile, kDirectory, kSymlink, kHardlink, kOther };
 
+// The decompression-bomb limit of every read of archive data: bytes produced per byte of archive
+// consumed, checked once more than `grace_bytes` have been produced, so that small members of
+// repetitive data still read. extract_archive applies it to the whole extraction, the in-memory
+// readers below to each member (against the compressed bytes consumed while reading it).
+struct InflationLimit {
+  double max_ratio = 200.0;
+  int64_t grace_bytes = int64_t{16} << 20;
+};
+
 struct ArchiveEntry {
-  std::string path;         // As stored in the archive.
+  std::string path;  // As stored in the archive.
   ArchiveEntryType type = ArchiveEntryType::kFile;
   int64_t size = 0;         // Bytes of a regular file as the header says (-1 when unknown).
   std::string link_target;  // For links.
@@ -32,8 +43,8 @@ struct ArchiveEntry {
 // Reads members one at a time, straight from the (possibly compressed) archive file.
 class ArchiveReader {
  public:
-  // Opens `path`. Throws NotFound when it cannot be opened, InvalidArgument when it is not an
-  // archive libarchive recognises.
+  // Opens `path`. Throws NotFound when it does not exist, InvalidArgument when it is not a
+  // regular file or not an archive libarchive recognises.
   explicit ArchiveReader(std::string path);
   ~ArchiveReader();
   ArchiveReader(ArchiveReader&&) noexcept;
@@ -42,10 +53,14 @@ class ArchiveReader {
   // The next member's header, or false at the end. Throws DataLoss naming the archive and the
   // member before it for a corrupt archive.
   bool next(ArchiveEntry& entry);
-  // The current member's bytes (empty for non-files). Throws ResourceExhausted naming the member
-  // past `max_bytes`, InvalidArgument for an encrypted member, DataLoss for a corrupt one.
-  std::string read_data(int64_t max_bytes = int64_t{1} << 31);
-  // Reads the current member's bytes in blocks, calling sink(data, size) for each; same errors.
+  // The current member's bytes (empty for non-files), grown only as they are decompressed.
+  // Throws ResourceExhausted naming the archive and the member past `max_bytes` or past the
+  // inflation limit (the member's own ratio: a 1 MiB member of zeros deflated to 1 KiB is read
+  // whole, one of 900 MiB is stopped after 16 MiB); InvalidArgument for a member in a compression
+  // or encryption libarchive does not support; DataLoss for a corrupt one.
+  std::string read_data(int64_t max_bytes = int64_t{1} << 31, const InflationLimit& limit = {});
+  // Reads the current member's bytes in blocks, calling sink(data, size) for each. The errors of
+  // read_data but for the limits, which are the sink's to apply.
   template <class Sink>
   void read_blocks(Sink&& sink) {
     char buffer[64 << 10];
@@ -79,8 +94,11 @@ struct OrderedReadOptions {
   // members (each pass visits every header) takes as few passes as the bytes allow.
   int64_t max_buffered_members = int64_t{1} << 16;
   int64_t max_buffered_bytes = int64_t{64} << 20;
-  // A larger member is ResourceExhausted naming it.
-  int64_t max_member_bytes = int64_t{1} << 30;
+  // A larger member is ResourceExhausted naming it. The readers of image folders are this
+  // class's users, so the default is what an image can use (formats/image.h).
+  int64_t max_member_bytes = kMaxImageFileBytes;
+  // Applied to each member read (see ArchiveReader::read_data).
+  InflationLimit inflation;
 };
 
 // Reads chosen regular-file members of an archive in a chosen order, which need not be the
@@ -117,7 +135,7 @@ class OrderedMemberReader {
   OrderedReadOptions options_;
   std::vector<int64_t> rank_of_ordinal_;  // Archive ordinal -> position in order_, or -1.
   std::optional<ArchiveReader> reader_;
-  int64_t ordinal_ = 0;          // Ordinal of the next header the reader returns.
+  int64_t ordinal_ = 0;  // Ordinal of the next header the reader returns.
   int64_t returned_in_pass_ = 0;
   int64_t next_ = 0;
   int64_t passes_ = 0;
@@ -130,8 +148,8 @@ struct ExtractOptions {
   // once more than ratio_grace_bytes have been written, so small archives of repetitive data
   // still extract).
   int64_t max_total_bytes = int64_t{16} << 30;
-  double max_ratio = 200.0;
-  int64_t ratio_grace_bytes = int64_t{16} << 20;
+  double max_ratio = InflationLimit{}.max_ratio;
+  int64_t ratio_grace_bytes = InflationLimit{}.grace_bytes;
   int64_t max_members = 10'000'000;
 };
 
@@ -142,10 +160,12 @@ struct ExtractResult {
 
 // Extracts `archive_path` into `dir`, which must not exist or be empty. Everything is written into
 // a sibling staging directory that becomes `dir` only on success; on any error it is removed, so
-// nothing half-written is left. Refuses, naming the member (InvalidArgument): absolute paths, `..`
-// components, links whose target is absolute or leaves `dir`, paths through a link, device files,
-// FIFOs and sockets, encrypted members. ResourceExhausted when a bomb limit is crossed, DataLoss
-// for a corrupt member, AlreadyExists when `dir` is not empty.
+// nothing half-written is left. A directory member naming the root itself (`./`, as `tar -C DIR
+// -cf x.tar .` writes first) is `dir`; `./a/b` is `a/b`. Refuses, naming the member
+// (InvalidArgument): absolute paths, `..` components, empty paths and files named `.`, links whose
+// target is absolute or leaves `dir`, paths through a link, device files, FIFOs and sockets,
+// encrypted members and compressions libarchive does not support. ResourceExhausted when a bomb
+// limit is crossed, DataLoss for a corrupt member, AlreadyExists when `dir` is not empty.
 ExtractResult extract_archive(const std::string& archive_path, const std::string& dir,
                               const ExtractOptions& options = {});
 

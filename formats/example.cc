@@ -348,6 +348,12 @@ void copy_default(const Tensor& d, int64_t count, T* out) {
   }
 }
 
+// " in record 7" for messages; nothing when the record's index is unknown (-1), as for
+// parse_single_example inside a map, whose stage names the element's file and record instead.
+std::string in_record(int64_t record) {
+  return record < 0 ? std::string() : str_cat(" in record ", record);
+}
+
 // The output being built for one feature over a batch. Strings are gathered as views into the
 // serialized records (or the spec's defaults) and packed into one tensor buffer at the end: no
 // allocation per record.
@@ -418,8 +424,9 @@ class BatchParser {
   void add(size_t b, std::string_view serialized) {
     const int64_t record = base_ + static_cast<int64_t>(b);
     if (!scan_example(serialized, features_, found_, present_)) {
-      throw InvalidArgument(str_cat("parse_example: record ", record,
-                                    " is not a valid tf.train.Example (malformed wire data)"));
+      throw InvalidArgument(str_cat(
+          "parse_example: ", record < 0 ? std::string("the record") : str_cat("record ", record),
+          " is not a valid tf.train.Example (malformed wire data)"));
     }
     for (size_t i = 0; i < features_.size(); ++i) {
       const PreparedFeature& f = features_[i];
@@ -462,13 +469,13 @@ class BatchParser {
 
  private:
   [[noreturn]] static void malformed(const PreparedFeature& f, int64_t record) {
-    throw InvalidArgument(str_cat("parse_example: key '", f.key, "' in record ", record,
+    throw InvalidArgument(str_cat("parse_example: key '", f.key, "'", in_record(record),
                                   ": malformed Feature (bad wire data)"));
   }
 
   static void check_kind(const PreparedFeature& f, Kind kind, int64_t record) {
     if (kind != kind_of(f.dtype)) {
-      throw InvalidArgument(str_cat("parse_example: key '", f.key, "' in record ", record,
+      throw InvalidArgument(str_cat("parse_example: key '", f.key, "'", in_record(record),
                                     ": the feature holds a ", kind_name(kind),
                                     " but the spec asks for ", dtype_name(f.dtype)));
     }
@@ -480,7 +487,7 @@ class BatchParser {
       if (f.default_value == nullptr) {
         if (f.count == 0) return;
         throw InvalidArgument(str_cat(
-            "parse_example: key '", f.key, "' in record ", record,
+            "parse_example: key '", f.key, "'", in_record(record),
             present ? ": the feature has no values (KIND_NOT_SET) and the spec gives no default"
                     : ": feature is required (FixedLenFeature without default) but missing"));
       }
@@ -494,7 +501,7 @@ class BatchParser {
     size_t n;
     if (!count_values(view.kind, view.list, n)) malformed(f, record);
     if (static_cast<int64_t>(n) != f.count) {
-      throw InvalidArgument(str_cat("parse_example: key '", f.key, "' in record ", record,
+      throw InvalidArgument(str_cat("parse_example: key '", f.key, "'", in_record(record),
                                     ": expected ", f.count, " ", dtype_name(f.dtype),
                                     " values for shape ", f.shape, ", got ", n));
     }

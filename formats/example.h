@@ -46,11 +46,13 @@ using FeatureSpec = std::map<std::string, FeatureConfig, std::less<>>;
 
 // Parses one serialized tf.train.Example. FixedLenFeature → tensor of its shape; VarLenFeature →
 // 1-D tensor of the values (TensorFlow gives a SparseTensor; its values are this tensor).
-// Throws InvalidArgument naming the key and the record (`record_index`, for messages) when a
-// required feature is missing, a feature's list has the wrong type, a FixedLenFeature the wrong
-// number of values, or the bytes are not an Example; InvalidArgument also for a bad spec.
+// Throws InvalidArgument naming the key and the record (`record_index`, for messages; -1: not
+// known here, as inside a map over a TFRecordDataset, whose stage adds the element's file and
+// record) when a required feature is missing, a feature's list has the wrong type, a
+// FixedLenFeature the wrong number of values, or the bytes are not an Example; InvalidArgument
+// also for a bad spec.
 Element parse_single_example(std::string_view serialized, const FeatureSpec& spec,
-                             int64_t record_index = 0);
+                             int64_t record_index = -1);
 
 // Parses a batch of serialized Examples (record i of the batch is record_index_base + i in
 // messages). FixedLenFeature "k" → component "k" of shape [B] + shape. VarLenFeature "k" → two

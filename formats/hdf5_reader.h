@@ -30,6 +30,10 @@
 
 namespace sluice {
 
+namespace hdf5 {
+struct File;
+}  // namespace hdf5
+
 class Hdf5Reader {
  public:
   // Reads `path` and checks its superblock. Throws NotFound for a missing file, DataLoss for one
@@ -66,7 +70,8 @@ class Hdf5Reader {
   // REQUIRES: the attribute holds exactly one string, else InvalidArgument.
   std::string read_string_attribute(std::string_view object_path, std::string_view name) const;
 
-  struct File;  // The parsed superblock and the bytes; defined in the .cc.
+  // The parsed superblock and the bytes, internal to the reader (formats/hdf5/object_header.h).
+  using File = hdf5::File;
 
  private:
   explicit Hdf5Reader(std::unique_ptr<const File> file);

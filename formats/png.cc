@@ -2,6 +2,7 @@
 
 #include <png.h>
 
+#include <algorithm>
 #include <csetjmp>
 #include <vector>
 
@@ -23,10 +24,14 @@ int channels_of(png_uint_32 format) {
 
 png_uint_32 format_for(int channels) {
   switch (channels) {
-    case 1: return PNG_FORMAT_GRAY;
-    case 2: return PNG_FORMAT_GA;
-    case 3: return PNG_FORMAT_RGB;
-    default: return PNG_FORMAT_RGBA;
+    case 1:
+      return PNG_FORMAT_GRAY;
+    case 2:
+      return PNG_FORMAT_GA;
+    case 3:
+      return PNG_FORMAT_RGB;
+    default:
+      return PNG_FORMAT_RGBA;
   }
 }
 
@@ -71,28 +76,43 @@ PngHeader read_png_header(std::string_view bytes, std::string_view source, int64
 Tensor decode_png(std::string_view bytes, int channels, std::string_view source,
                   int64_t max_pixels) {
   if (channels < 0 || channels > 4) {
-    throw InvalidArgument(str_cat("decode_png: channels must be 0..4, got ", channels, " (for ",
-                                  source, ")"));
+    throw InvalidArgument(
+        str_cat("decode_png: channels must be 0..4, got ", channels, " (for ", source, ")"));
   }
   png_image image{};
   ImageGuard guard{&image};
   begin_read(image, bytes, source);
   check_pixel_limit(image.width, image.height, max_pixels, source);
   const int out_channels = channels != 0 ? channels : channels_of(image.format);
-  image.format = format_for(out_channels);  // 8-bit sRGB, no colour map.
-  Tensor out(DType::kUInt8, Shape{static_cast<int64_t>(image.height),
-                                  static_cast<int64_t>(image.width), out_channels});
+  // libpng would compose the image onto black to remove its alpha; TensorFlow and Keras (PIL's
+  // convert) drop the alpha channel and keep the colours, so read it and drop it here.
+  const bool drop_alpha = (image.format & PNG_FORMAT_FLAG_ALPHA) != 0 && out_channels % 2 == 1;
+  const int read_channels = drop_alpha ? out_channels + 1 : out_channels;
+  image.format = format_for(read_channels);  // 8-bit sRGB, no colour map.
+  // 16-bit samples are sRGB-encoded like 8-bit ones (libpng's simplified API would take them as
+  // linear and brighten them): 16 to 8 bits is then a rescale, as TensorFlow's.
+  image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
+  const int64_t height = image.height;
+  const int64_t width = image.width;
+  Tensor out(DType::kUInt8, Shape{height, width, read_channels});
   if (!png_image_finish_read(&image, nullptr, out.data<uint8_t>(), 0, nullptr)) {
-    throw DataLoss(str_cat(source, ": corrupt or truncated PNG (", bytes.size(),
-                           " bytes): ", image.message));
+    throw DataLoss(
+        str_cat(source, ": corrupt or truncated PNG (", bytes.size(), " bytes): ", image.message));
   }
-  return out;
+  if (!drop_alpha) return out;
+  Tensor opaque = Tensor::uninitialized(DType::kUInt8, Shape{height, width, out_channels});
+  const uint8_t* from = out.data<uint8_t>();
+  uint8_t* to = opaque.data<uint8_t>();
+  for (int64_t p = 0; p < height * width; ++p, from += read_channels, to += out_channels) {
+    std::copy_n(from, out_channels, to);
+  }
+  return opaque;
 }
 
 std::string encode_png(const Tensor& image, int compression_level) {
-  if (image.dtype() != DType::kUInt8 || image.rank() != 3 || image.dim(2) < 1 ||
-      image.dim(2) > 4 || image.dim(0) <= 0 || image.dim(1) <= 0 ||
-      image.dim(0) > 0x7FFFFFFF || image.dim(1) > 0x7FFFFFFF) {
+  if (image.dtype() != DType::kUInt8 || image.rank() != 3 || image.dim(2) < 1 || image.dim(2) > 4 ||
+      image.dim(0) <= 0 || image.dim(1) <= 0 || image.dim(0) > 0x7FFFFFFF ||
+      image.dim(1) > 0x7FFFFFFF) {
     throw InvalidArgument(str_cat("encode_png: expected a uint8 [height, width, 1..4] image, got ",
                                   dtype_name(image.dtype()), image.shape()));
   }

@@ -1,5 +1,6 @@
 // PNG decoding and encoding through libpng, as tf.io.decode_png / encode_png (8-bit output;
-// 16-bit and palette images are converted, transparency in a palette becomes an alpha channel).
+// 16-bit images are rescaled to 8 bits and palette images expanded; transparency in a palette
+// becomes an alpha channel).
 //
 // Thread safety: the functions may be called from any number of threads at once.
 #pragma once
@@ -25,7 +26,9 @@ PngHeader read_png_header(std::string_view bytes, std::string_view source = "<me
                           int64_t max_pixels = kDefaultMaxPixels);
 
 // Decodes to uint8 [height, width, channels]; channels 0 keeps the encoded count, 1..4 converts
-// (removing alpha composes onto black). Errors name `source`: InvalidArgument for bad options, a
+// as tf.io.decode_png and Keras' color_mode do: grey is repeated into RGB, and an alpha channel
+// not asked for is dropped (the colours are kept, not composed onto a background); an opaque
+// image asked for alpha gets 255. Errors name `source`: InvalidArgument for bad options, a
 // non-PNG or a bad header; ResourceExhausted for a header past max_pixels (checked before the
 // pixels are allocated); DataLoss for a truncated or corrupt body (bad CRC, bad zlib data).
 Tensor decode_png(std::string_view bytes, int channels = 0, std::string_view source = "<memory>",

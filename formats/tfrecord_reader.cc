@@ -24,8 +24,9 @@ constexpr size_t kHeaderSize = 12;  // uint64 length + uint32 masked CRC of the 
 constexpr size_t kFooterSize = 4;   // uint32 masked CRC of the payload.
 constexpr size_t kAlign = 64;       // Cache line.
 // Large records grow their destination in steps of this size so that a length field that passes
-// its CRC but promises more data than there is cannot make us allocate it all up front.
-constexpr size_t kLargeRecordStep = 64 << 20;
+// its CRC but promises more data than there is cannot make us allocate it up front: memory follows
+// the bytes that arrive.
+constexpr size_t kLargeRecordStep = 4 << 20;
 
 uint64_t load_u64_le(const char* p) {
   uint64_t v;
@@ -105,7 +106,8 @@ class TFRecordReader::Source {
  public:
   virtual ~Source() = default;
   virtual size_t read(char* dst, size_t n) = 0;
-  // Called at a record boundary when read() has ended: throws if the stream did not end well.
+  // Called once read() has ended (at a record boundary, or inside a record): throws if the stream
+  // did not end well.
   virtual void check_end() {}
   // Moves n bytes on before anything was read, fewer only at the end; returns how many.
   virtual uint64_t skip(uint64_t n) {
@@ -295,36 +297,58 @@ class InflateSource final : public TFRecordReader::Source {
       if (stream_.avail_in == 0) {
         if (file_done_) break;
         const size_t got = file_.read(input_.data(), input_.size());
+        file_offset_ += got;
         if (got < input_.size()) file_done_ = true;
         if (got == 0) break;
         stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
         stream_.avail_in = static_cast<uInt>(got);
       }
       in_stream_ = true;
+      const uInt room = stream_.avail_out;
       const int rc = inflate(&stream_, Z_NO_FLUSH);
+      produced_ += room - stream_.avail_out;
       if (rc == Z_STREAM_END) {
         in_stream_ = false;
         inflateReset(&stream_);
       } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && stream_.avail_in == 0)) {
-        throw DataLoss(str_cat("inflate() failed with error ", rc,
-                               stream_.msg ? str_cat(": ", stream_.msg) : std::string()));
+        error_ = std::make_exception_ptr(DataLoss(
+            str_cat("inflate() failed with error ", rc,
+                    stream_.msg ? str_cat(": ", stream_.msg) : std::string(), " ", position())));
+        // The bytes before the bad data are good: hand them out first, so the records they hold
+        // are read, and end the stream there; check_end() reports the error.
+        if (stream_.avail_out == n) std::rethrow_exception(error_);
+        file_done_ = true;
+        stream_.avail_in = 0;
+        break;
       }
     }
     return n - stream_.avail_out;
   }
 
   void check_end() override {
+    if (error_) std::rethrow_exception(error_);
     if (in_stream_) {
-      throw DataLoss("truncated compressed stream (the file ends inside a ZLIB/GZIP stream)");
+      throw DataLoss(str_cat(
+          "truncated compressed stream (the file ends inside a ZLIB/GZIP stream) ", position()));
     }
   }
 
  private:
+  // Where the stream stands: the compressed bytes inflate() has consumed (the offset in the file
+  // of the first byte it has not) and the uncompressed bytes it has produced.
+  std::string position() const {
+    return str_cat("at compressed offset ", file_offset_ - stream_.avail_in,
+                   ", uncompressed offset ", produced_);
+  }
+
   FileHandle file_;
   std::vector<char> input_;
   z_stream stream_;
+  uint64_t file_offset_ = 0;  // Bytes read from the file.
+  uint64_t produced_ = 0;     // Uncompressed bytes produced, across concatenated streams.
   bool file_done_ = false;
-  bool in_stream_ = false;  // Input of a stream whose end we have not seen was consumed.
+  bool in_stream_ = false;    // Input of a stream whose end we have not seen was consumed.
+  std::exception_ptr error_;  // The inflate error that ended the stream.
 };
 
 }  // namespace
@@ -338,6 +362,11 @@ TFRecordReader::TFRecordReader(std::string path, const TFRecordReaderOptions& op
     throw InvalidArgument(
         str_cat("TFRecordReader: buffer_size must be positive for '", path_, "'"));
   }
+  if (options.max_record_size == 0) {
+    throw InvalidArgument(
+        str_cat("TFRecordReader: max_record_size must be positive for '", path_, "'"));
+  }
+  max_record_size_ = options.max_record_size;
   if (compression_ == Compression::kAuto) compression_ = detect_compression(path_);
   // At least a header and a footer fit, so small buffers still work.
   capacity_ = std::max(options.buffer_size, kHeaderSize + kFooterSize);
@@ -398,10 +427,28 @@ size_t TFRecordReader::fill(size_t need) {
   return end_ - pos_;
 }
 
-void TFRecordReader::fail(const std::string& words) {
-  error_ = std::make_exception_ptr(
-      DataLoss(str_cat(words, " [file: ", path_, ", record: ", record_index_, "]")));
+void TFRecordReader::fail_truncated(uint64_t start) {
+  // Why the stream ended early, when the source knows (a compressed stream cut or corrupt).
+  std::string why;
+  try {
+    source_->check_end();
+  } catch (const DataLoss& e) {
+    why = str_cat(": ", e.what());
+  }
+  fail(str_cat("truncated record at ", start, why));
+}
+
+std::string TFRecordReader::where() const {
+  return str_cat(" [file: ", path_, ", record: ", record_index_, "]");
+}
+
+void TFRecordReader::fail(std::exception_ptr error) {
+  error_ = std::move(error);
   std::rethrow_exception(error_);
+}
+
+void TFRecordReader::fail(const std::string& words) {
+  fail(std::make_exception_ptr(DataLoss(words + where())));
 }
 
 void TFRecordReader::seek(uint64_t offset, int64_t record_index) {
@@ -433,7 +480,7 @@ bool TFRecordReader::read_view(std::string_view& record) {
   } catch (const DataLoss& e) {
     fail(e.what());
   }
-  if (avail < kHeaderSize) fail(str_cat("truncated record at ", start));
+  if (avail < kHeaderSize) fail_truncated(start);
 
   const char* header = data_ + pos_;
   const uint64_t length = load_u64_le(header);
@@ -441,7 +488,11 @@ bool TFRecordReader::read_view(std::string_view& record) {
     fail(str_cat("corrupted record at ", start,
                  start == 0 ? " (Is this even a TFRecord file?)" : ""));
   }
-  if (length >= SIZE_MAX - kHeaderSize - kFooterSize) fail("record size too large");
+  if (length > max_record_size_ || length >= SIZE_MAX - kHeaderSize - kFooterSize) {
+    fail(std::make_exception_ptr(ResourceExhausted(str_cat(
+        "record at ", start, " declares ", length, " bytes, more than the maximum record size of ",
+        max_record_size_, " bytes", where()))));
+  }
   pos_ += kHeaderSize;
 
   const size_t n = static_cast<size_t>(length);
@@ -451,7 +502,7 @@ bool TFRecordReader::read_view(std::string_view& record) {
     const bool direct =
         n + kFooterSize > capacity_ || (n >= capacity_ / 4 && n + kFooterSize > end_ - pos_);
     if (!direct) {
-      if (fill(n + kFooterSize) < n + kFooterSize) fail(str_cat("truncated record at ", start));
+      if (fill(n + kFooterSize) < n + kFooterSize) fail_truncated(start);
       const char* data = data_ + pos_;
       if (unmask_crc32c(load_u32_le(data + n)) != crc32c(data, n)) {
         fail(str_cat("corrupted record at ", start + kHeaderSize));
@@ -460,9 +511,11 @@ bool TFRecordReader::read_view(std::string_view& record) {
       pos_ += n + kFooterSize;
     } else {
       // What is buffered, then the rest straight from the stream.
+      // The CRC is extended over each piece as it arrives, while its bytes are still in cache.
       scratch_.clear();
       const size_t buffered = std::min(n, end_ - pos_);
       scratch_.append(data_ + pos_, buffered);
+      uint32_t crc = crc32c(scratch_);
       pos_ += buffered;
       while (scratch_.size() < n) {
         const size_t old = scratch_.size();
@@ -472,13 +525,14 @@ bool TFRecordReader::read_view(std::string_view& record) {
         source_offset_ += got;
         if (got < step) {
           source_done_ = true;
-          fail(str_cat("truncated record at ", start));
+          fail_truncated(start);
         }
+        crc = crc32c_extend(crc, scratch_.data() + old, got);
       }
-      if (fill(kFooterSize) < kFooterSize) fail(str_cat("truncated record at ", start));
+      if (fill(kFooterSize) < kFooterSize) fail_truncated(start);
       const uint32_t stored = load_u32_le(data_ + pos_);
       pos_ += kFooterSize;
-      if (unmask_crc32c(stored) != crc32c(scratch_)) {
+      if (unmask_crc32c(stored) != crc) {
         scratch_.clear();
         fail(str_cat("corrupted record at ", start + kHeaderSize));
       }

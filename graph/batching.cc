@@ -8,16 +8,38 @@
 namespace sluice {
 namespace {
 
+// How a batching error names the element at `index` of the stage's input: by that index and,
+// when known, where it was read.
+std::string element_name(const Element& e, int64_t index) {
+  if (!e.origin()) return str_cat("element ", index);
+  return str_cat("element ", index, " (from ", e.origin().to_string(), ")");
+}
+
+// The batch's first element as tf.data names it, "First element", with its index when the batch
+// is not the stream's first and where it was read when known.
+std::string first_name(const Element& e, int64_t index) {
+  if (!e.origin())
+    return index == 0 ? "First element" : str_cat("First element (element ", index, ")");
+  return str_cat("First element (element ", index, ", from ", e.origin().to_string(), ")");
+}
+
+const Element& element_of(const Element& element) { return element; }
+const Element& element_of(const Item& item) { return item.element; }
+
 // The padded shape of component c: the spec, completed with the batch's largest sizes.
-Shape padded_shape(std::span<const Element> elements, size_t c, const PaddingSpec& padding) {
-  const Shape& first = elements[0][c].shape();
+template <class T>
+Shape padded_shape(std::span<const T> batch, size_t c, const PaddingSpec& padding,
+                   int64_t first_index) {
+  const Shape& first = element_of(batch[0])[c].shape();
   std::vector<int64_t> dims(first.dims().begin(), first.dims().end());
-  for (const Element& e : elements) {
-    const Shape& s = e[c].shape();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Shape& s = element_of(batch[i])[c].shape();
     if (s.rank() != first.rank()) {
-      throw InvalidArgument(str_cat("Cannot pad tensors of different ranks in component ", c,
-                                    ". First element had shape ", first, " and another had shape ",
-                                    s, "."));
+      throw InvalidArgument(
+          str_cat("Cannot pad tensors of different ranks in component ", c, ". ",
+                  first_name(element_of(batch[0]), first_index), " had shape ", first, " and ",
+                  element_name(element_of(batch[i]), first_index + static_cast<int64_t>(i)),
+                  " had shape ", s, "."));
     }
     for (int d = 0; d < s.rank(); ++d) dims[d] = std::max(dims[d], s[d]);
   }
@@ -31,9 +53,10 @@ Shape padded_shape(std::span<const Element> elements, size_t c, const PaddingSpe
     for (size_t d = 0; d < spec.size(); ++d) {
       if (spec[d] < 0) continue;
       if (dims[d] > spec[d]) {
-        throw InvalidArgument(str_cat("Attempted to pad to a smaller size than the input element "
-                                      "in component ", c, ": dimension ", d, " is ", dims[d],
-                                      " but the padded shape allows ", spec[d], "."));
+        throw InvalidArgument(str_cat(
+            "Attempted to pad to a smaller size than the input element "
+            "in component ",
+            c, ": dimension ", d, " is ", dims[d], " but the padded shape allows ", spec[d], "."));
       }
       dims[d] = spec[d];
     }
@@ -96,54 +119,60 @@ void fill_padding(Tensor& batch, const PaddingSpec& padding, size_t c) {
   });
 }
 
-}  // namespace
-
-Element stack_elements(std::span<const Element> elements, const PaddingSpec* padding) {
-  const Element& first = elements[0];
+// stack_elements over a span of elements, or of items read in place (batch_items: no element is
+// moved out of its item first).
+template <class T>
+Element stack(std::span<const T> batch, int64_t first_index, const PaddingSpec* padding) {
+  const Element& first = element_of(batch[0]);
   const size_t components = first.size();
+  // Names batch[i] in an error.
+  const auto nth = [&](size_t i) {
+    return element_name(element_of(batch[i]), first_index + static_cast<int64_t>(i));
+  };
   std::vector<Tensor> out;
   out.reserve(components);
-  for (size_t i = 1; i < elements.size(); ++i) {
-    if (elements[i].size() != components) {
-      throw InvalidArgument(str_cat("Cannot batch elements with different numbers of components. "
-                                    "First element had ", components, " and element ", i, " had ",
-                                    elements[i].size(), "."));
+  for (size_t i = 1; i < batch.size(); ++i) {
+    if (element_of(batch[i]).size() != components) {
+      throw InvalidArgument(str_cat("Cannot batch elements with different numbers of components. ",
+                                    first_name(first, first_index), " had ", components, " and ",
+                                    nth(i), " had ", element_of(batch[i]).size(), "."));
     }
   }
-  const auto batch = static_cast<int64_t>(elements.size());
+  const auto size = static_cast<int64_t>(batch.size());
   for (size_t c = 0; c < components; ++c) {
     const Tensor& head = first[c];
-    for (size_t i = 1; i < elements.size(); ++i) {
-      const Tensor& t = elements[i][c];
+    for (size_t i = 1; i < batch.size(); ++i) {
+      const Tensor& t = element_of(batch[i])[c];
       if (t.dtype() != head.dtype()) {
-        throw InvalidArgument(str_cat("Cannot batch tensors with different dtypes in component ",
-                                      c, ". First element had dtype ", dtype_name(head.dtype()),
-                                      " and element ", i, " had dtype ", dtype_name(t.dtype()),
-                                      "."));
+        throw InvalidArgument(str_cat("Cannot batch tensors with different dtypes in component ", c,
+                                      ". ", first_name(first, first_index), " had dtype ",
+                                      dtype_name(head.dtype()), " and ", nth(i), " had dtype ",
+                                      dtype_name(t.dtype()), "."));
       }
       if (padding == nullptr && t.shape() != head.shape()) {
-        throw InvalidArgument(str_cat("Cannot batch tensors with different shapes in component ",
-                                      c, ". First element had shape ", head.shape(),
-                                      " and element ", i, " had shape ", t.shape(), "."));
+        throw InvalidArgument(str_cat("Cannot batch tensors with different shapes in component ", c,
+                                      ". ", first_name(first, first_index), " had shape ",
+                                      head.shape(), " and ", nth(i), " had shape ", t.shape(),
+                                      "."));
       }
     }
-    const Shape row = padding ? padded_shape(elements, c, *padding) : head.shape();
+    const Shape row = padding ? padded_shape(batch, c, *padding, first_index) : head.shape();
     // Without padding every row is copied in below, so a numeric batch starts unset.
-    Tensor stacked = padding ? Tensor(head.dtype(), row.prepend(batch))
-                             : Tensor::uninitialized(head.dtype(), row.prepend(batch));
+    Tensor stacked = padding ? Tensor(head.dtype(), row.prepend(size))
+                             : Tensor::uninitialized(head.dtype(), row.prepend(size));
     if (padding) fill_padding(stacked, *padding, c);
     const int64_t row_elements = row.num_elements();
     if (padding == nullptr && head.dtype() != DType::kString) {
       // The common case: one memcpy per element.
       const size_t row_bytes = head.byte_size();
       auto* dst = static_cast<char*>(stacked.raw_data());
-      for (const Element& e : elements) {
-        std::memcpy(dst, e[c].raw_data(), row_bytes);
+      for (const T& e : batch) {
+        std::memcpy(dst, element_of(e)[c].raw_data(), row_bytes);
         dst += row_bytes;
       }
     } else {
-      for (int64_t i = 0; i < batch; ++i) {
-        copy_padded(elements[static_cast<size_t>(i)][c], row, stacked, i * row_elements);
+      for (int64_t i = 0; i < size; ++i) {
+        copy_padded(element_of(batch[static_cast<size_t>(i)])[c], row, stacked, i * row_elements);
       }
     }
     out.push_back(std::move(stacked));
@@ -151,15 +180,19 @@ Element stack_elements(std::span<const Element> elements, const PaddingSpec* pad
   return Element(std::move(out), first.names());
 }
 
-Item batch_items(std::span<Item> items, const PaddingSpec* padding) {
+}  // namespace
+
+Element stack_elements(std::span<const Element> elements, int64_t first_index,
+                       const PaddingSpec* padding) {
+  return stack(elements, first_index, padding);
+}
+
+Item batch_items(std::span<Item> items, int64_t first_index, const PaddingSpec* padding) {
   for (Item& item : items) {
     if (!item.ok()) return Item::failure(item.error);
   }
-  std::vector<Element> elements;
-  elements.reserve(items.size());
-  for (Item& item : items) elements.push_back(std::move(item.element));
   try {
-    return Item{stack_elements(elements, padding), nullptr};
+    return Item{stack(std::span<const Item>(items), first_index, padding), nullptr};
   } catch (...) {
     return Item::failure(std::current_exception());
   }

@@ -19,13 +19,17 @@ struct PaddingSpec {
 };
 
 // One element whose components are the given elements' components stacked along a new first
-// dimension. Throws InvalidArgument naming the component and the first mismatching element when
-// the structure, dtypes or shapes differ (with padding, when a shape exceeds its padded shape).
+// dimension; it has no origin. Throws InvalidArgument naming the component and the first
+// mismatching element when the structure, dtypes or shapes differ (with padding, when a shape
+// exceeds its padded shape). Elements are named by their index in the stage's input, elements[0]
+// being element `first_index`, and by their origin when they have one.
 // REQUIRES: !elements.empty().
-Element stack_elements(std::span<const Element> elements, const PaddingSpec* padding = nullptr);
+Element stack_elements(std::span<const Element> elements, int64_t first_index = 0,
+                       const PaddingSpec* padding = nullptr);
 
-// The item of a batch made of `items`: the first error among them if any (a batch with a failed
-// element fails as a whole), else the stacked element, or the stacking error.
-Item batch_items(std::span<Item> items, const PaddingSpec* padding = nullptr);
+// The item of a batch made of `items` (the first being element `first_index` of the stage's
+// input): the first error among them if any (a batch with a failed element fails as a whole),
+// else the stacked element, or the stacking error.
+Item batch_items(std::span<Item> items, int64_t first_index, const PaddingSpec* padding = nullptr);
 
 }  // namespace sluice

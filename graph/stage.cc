@@ -14,6 +14,12 @@ int64_t now_ns() {
 }
 }  // namespace
 
+std::string element_error_context(std::string_view stage, int64_t index,
+                                  const ElementOrigin& origin) {
+  if (!origin) return str_cat(" [in stage '", stage, "' at element ", index, "]");
+  return str_cat(" [in stage '", stage, "' at element ", index, ", from ", origin.to_string(), "]");
+}
+
 bool StageIterator::next(Chunk& out, size_t max) {
   if (failed_) return false;
   const size_t before = out.size();

@@ -13,6 +13,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/element.h"
@@ -30,6 +31,12 @@ struct Item {
   bool ok() const { return error == nullptr; }
 };
 using Chunk = std::vector<Item>;
+
+// What a stage appends to an error raised on its input element `index` (counted from 0 in the
+// stage's input): " [in stage 'map' at element 27, from data/train-00000-of-00002 record 27]",
+// the origin part only when the element has one.
+std::string element_error_context(std::string_view stage, int64_t index,
+                                  const ElementOrigin& origin);
 
 class StageIterator {
  public:

@@ -203,16 +203,9 @@ Shape Conv2D::output_shape(const Shape& input_shape) const {
 }
 
 void Conv2D::build_parameters(const Shape& input_shape, Random& rng) {
-  kernel_ = make_parameter("kernel",
-                           {kernel_size_.height, kernel_size_.width, input_shape.dim(2), filters_});
-  kernel_.l2 = options_.kernel_regularizer_l2;
-  Random kernel_rng = rng.split(0);
-  initialize(options_.kernel_initializer, kernel_.value, kernel_rng);
-  if (options_.use_bias) {
-    bias_ = make_parameter("bias", {filters_});
-    Random bias_rng = rng.split(1);
-    initialize(options_.bias_initializer, bias_.value, bias_rng);
-  }
+  build_kernel_and_bias({kernel_size_.height, kernel_size_.width, input_shape.dim(2), filters_},
+                        options_.kernel_initializer, options_.kernel_regularizer_l2,
+                        options_.use_bias, options_.bias_initializer, rng, kernel_, bias_);
 }
 
 std::vector<Parameter*> Conv2D::parameters() {

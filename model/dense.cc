@@ -24,15 +24,8 @@ Shape Dense::output_shape(const Shape& input_shape) const {
 
 void Dense::build_parameters(const Shape& input_shape, Random& rng) {
   const int64_t in = input_shape.dim(input_shape.rank() - 1);
-  kernel_ = make_parameter("kernel", {in, units_});
-  kernel_.l2 = options_.kernel_regularizer_l2;
-  Random kernel_rng = rng.split(0);
-  initialize(options_.kernel_initializer, kernel_.value, kernel_rng);
-  if (options_.use_bias) {
-    bias_ = make_parameter("bias", {units_});
-    Random bias_rng = rng.split(1);
-    initialize(options_.bias_initializer, bias_.value, bias_rng);
-  }
+  build_kernel_and_bias({in, units_}, options_.kernel_initializer, options_.kernel_regularizer_l2,
+                        options_.use_bias, options_.bias_initializer, rng, kernel_, bias_);
 }
 
 std::vector<Parameter*> Dense::parameters() {

@@ -47,6 +47,19 @@ void Layer::prepare(const Tensor& input) {
   }
 }
 
+void Layer::build_kernel_and_bias(const Shape& kernel_shape, Initializer kernel_initializer,
+                                  float l2, bool use_bias, Initializer bias_initializer,
+                                  Random& rng, Parameter& kernel, Parameter& bias) const {
+  kernel = make_parameter("kernel", kernel_shape);
+  kernel.l2 = l2;
+  Random kernel_rng = rng.split(0);
+  initialize(kernel_initializer, kernel.value, kernel_rng);
+  if (!use_bias) return;
+  bias = make_parameter("bias", {kernel_shape.dim(kernel_shape.rank() - 1)});
+  Random bias_rng = rng.split(1);
+  initialize(bias_initializer, bias.value, bias_rng);
+}
+
 Parameter Layer::make_parameter(std::string name, const Shape& shape, bool statistic) const {
   Parameter p;
   p.path = str_cat(name_, "/", name);

@@ -16,6 +16,7 @@
 
 #include "core/random.h"
 #include "core/tensor.h"
+#include "model/initializers.h"
 
 namespace sluice {
 
@@ -99,6 +100,12 @@ class Layer {
   void prepare(const Tensor& input);
   // A float32 parameter of `shape`, registered with this layer's path.
   Parameter make_parameter(std::string name, const Shape& shape, bool statistic = false) const;
+  // The weights of a Dense or Conv2D layer, drawn as Keras draws them: `kernel` of
+  // `kernel_shape` (L2 factor `l2`) from rng.split(0), and with `use_bias` a `bias` of the kernel's
+  // last dimension from rng.split(1).
+  void build_kernel_and_bias(const Shape& kernel_shape, Initializer kernel_initializer,
+                             float l2, bool use_bias, Initializer bias_initializer, Random& rng,
+                             Parameter& kernel, Parameter& bias) const;
 
  private:
   std::string name_;

@@ -82,6 +82,11 @@ void MeanMetricWrapper::reset_state() {
   count_ = 0.0;
 }
 
+void MeanMetricWrapper::set_sums(const std::vector<double>& sums) {
+  total_ = sums.at(0);
+  count_ = sums.at(1);
+}
+
 void MeanMetricWrapper::update(const Tensor& y_true, const Tensor& y_pred,
                                const std::vector<double>& weights) {
   const std::vector<double> values = per_example(y_true, y_pred);
@@ -221,6 +226,11 @@ void Mean::reset_state() {
   count_ = 0.0;
 }
 
+void Mean::set_sums(const std::vector<double>& sums) {
+  total_ = sums.at(0);
+  count_ = sums.at(1);
+}
+
 // ---- AUC ----
 
 AUC::AUC(int64_t num_thresholds, std::string name)
@@ -235,6 +245,22 @@ AUC::AUC(int64_t num_thresholds, std::string name)
   }
   thresholds_.back() = 1.0 + kThresholdEpsilon;
   reset_state();
+}
+
+std::vector<double> AUC::sums() const {
+  std::vector<double> out;
+  for (const auto* counts : {&tp_, &fp_, &tn_, &fn_})
+    out.insert(out.end(), counts->begin(), counts->end());
+  return out;
+}
+
+void AUC::set_sums(const std::vector<double>& sums) {
+  const size_t n = static_cast<size_t>(num_thresholds_);
+  auto* at = sums.data();
+  for (auto* counts : {&tp_, &fp_, &tn_, &fn_}) {
+    counts->assign(at, at + n);
+    at += n;
+  }
 }
 
 void AUC::reset_state() {

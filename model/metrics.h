@@ -34,6 +34,12 @@ class Metric {
   virtual float result() const = 0;
   virtual void reset_state() = 0;
 
+  // The state as sums, which add up across shards of the data: metrics of workers that each saw
+  // a share are merged by summing their sums element-wise and setting the result, after which
+  // result() is that of one metric over all the data. set_sums REQUIRES a vector of sums()'s size.
+  virtual std::vector<double> sums() const = 0;
+  virtual void set_sums(const std::vector<double>& sums) = 0;
+
  protected:
   explicit Metric(std::string name) : name_(std::move(name)) {}
   // `weights` is empty (all ones) or holds one weight per example of y_pred.
@@ -49,6 +55,8 @@ class MeanMetricWrapper : public Metric {
  public:
   float result() const override;
   void reset_state() override;
+  std::vector<double> sums() const override { return {total_, count_}; }
+  void set_sums(const std::vector<double>& sums) override;
   double total() const { return total_; }
   double count() const { return count_; }
 
@@ -113,6 +121,8 @@ class Mean final : public Metric {
 
   float result() const override;
   void reset_state() override;
+  std::vector<double> sums() const override { return {total_, count_}; }
+  void set_sums(const std::vector<double>& sums) override;
   double total() const { return total_; }
   double count() const { return count_; }
 
@@ -142,6 +152,9 @@ class AUC final : public Metric {
 
   float result() const override;
   void reset_state() override;
+  // The four confusion counts at every threshold, one after the other.
+  std::vector<double> sums() const override;
+  void set_sums(const std::vector<double>& sums) override;
   int64_t num_thresholds() const { return num_thresholds_; }
   // The threshold values and the accumulated weighted counts, one per threshold.
   const std::vector<double>& thresholds() const { return thresholds_; }

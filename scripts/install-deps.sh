@@ -19,6 +19,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # optional: the h5py cross-check of Keras weight files (skipped without them)
   python3-h5py python3-numpy
+  # the Python package (python/): pybind11 and DLPack for the binding; pytest, PIL and torch for
+  # its tests, examples and benchmarks (torchvision for the PyTorch DataLoader peer)
+  pybind11-dev python3-dev libdlpack-dev python3-pytest python3-pil python3-torch
+  python3-torchvision
   # the default training data
   dataset-fashion-mnist
 )

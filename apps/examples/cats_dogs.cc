@@ -9,10 +9,12 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "apps/examples/run_example.h"
+#include "core/errors.h"
 #include "dataset/image_data_generator.h"
 #include "estimator/basic_session_run_hooks.h"
 #include "estimator/estimator.h"
@@ -37,6 +39,15 @@ struct Flags {
 };
 
 void run(const Flags& flags) {
+  if (flags.data == Flags().data && !std::filesystem::exists(flags.data)) {
+    throw NotFound(
+        "no data set at " + flags.data + " (--data): give a zip or folder holding " +
+        flags.train_subpath + "/{cats,dogs}/*.jpg and " + flags.test_subpath +
+        "/{cats,dogs}/*.jpg, as the tutorial's cats_and_dogs.zip does. TensorFlow's "
+        "cats_and_dogs_filtered.zip (storage.googleapis.com/mledu-datasets/"
+        "cats_and_dogs_filtered.zip) works with --train-subpath cats_and_dogs_filtered/train "
+        "--test-subpath cats_and_dogs_filtered/validation");
+  }
   // train_datagen = ImageDataGenerator(rescale=1./255, shear_range=0.2, zoom_range=0.2,
   //                                    horizontal_flip=True)
   const ImageDataGenerator train_datagen = image_data_generator(
@@ -106,6 +117,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Cats vs dogs: ImageDataGenerator on a zip, cats-dogs-cnn under a strategy, "
       "save_weights"};
+  app.option_defaults()->always_capture_default();
   app.add_option("--data", flags.data, "zip (or folder) of the data set");
   app.add_option("--train-subpath", flags.train_subpath, "folder of the training class folders");
   app.add_option("--test-subpath", flags.test_subpath, "folder of the test class folders");

@@ -100,6 +100,7 @@ void run(const Flags& flags) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"model_to_estimator + MirroredStrategy + TimeHistory, per replica count"};
+  app.option_defaults()->always_capture_default();
   app.add_option("--data", flags.data, "folder of the Fashion-MNIST IDX files (.gz)");
   app.add_option("--replicas", flags.replicas, "replica counts to compare")
       ->delimiter(',')

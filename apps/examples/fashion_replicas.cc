@@ -19,10 +19,12 @@
 #include "core/random.h"
 #include "dataset/dataset.h"
 #include "dataset/idx_dataset.h"
+#include "formats/idx.h"
 #include "model/losses.h"
 #include "model/optimizers.h"
 #include "model/presets.h"
 #include "ops/convert.h"
+#include "strategy/distributed_sampler.h"
 #include "strategy/mirrored_strategy.h"
 
 using namespace sluice;
@@ -38,17 +40,33 @@ struct Flags {
   uint64_t seed = 1;
 };
 
-// torch.utils.data.DistributedSampler(dataset, num_replicas, rank): the epoch's order (shuffled
-// with `seed`, or as stored) padded by wrapping around to a multiple of num_replicas, of which
-// replica `rank` takes positions rank, rank + num_replicas, ... Every replica gets the same
-// number of examples, so every step has a full set of per-replica batches.
-Dataset distributed_sampler(const Dataset& examples, int num_replicas, int rank,
-                            std::optional<uint64_t> seed) {
-  const int64_t n = examples.cardinality();
-  const int64_t padded = (n + num_replicas - 1) / num_replicas * num_replicas;
-  const Dataset order =
-      seed ? examples.shuffle(n, *seed, /*reshuffle_each_iteration=*/false) : examples;
-  return order.concatenate(order.take(padded - n)).shard(num_replicas, rank);
+// One split of Fashion-MNIST in memory, for the samplers to pick examples from by index.
+struct Split {
+  Tensor images;  // uint8 [n, 28, 28, 1]
+  Tensor labels;  // uint8 [n]
+  int64_t size() const { return labels.dim(0); }
+};
+
+Split read_split(const std::string& split, const std::string& dir) {
+  const auto [images_path, labels_path] = fashion_mnist_files(split, dir);
+  const Tensor images = read_idx(images_path, 0x803);
+  return {images.reshape(Shape{images.dim(0), images.dim(1), images.dim(2), 1}),
+          read_idx(labels_path, 0x801)};
+}
+
+// Replica `rank`'s examples of an epoch, as torch.utils.data.DistributedSampler(dataset,
+// num_replicas, rank, shuffle, seed) with set_epoch(epoch) gives them: the library's sampler
+// picks the indices, and each element views its image in the split (no copy).
+Dataset sampled(const Split& split, int num_replicas, int rank, bool shuffle, uint64_t seed,
+                int64_t epoch) {
+  DistributedSampler sampler(split.size(), num_replicas, rank, shuffle, seed);
+  sampler.set_epoch(epoch);
+  return Dataset::from_tensor_slices(Element{Tensor::from_vector(sampler.indices())})
+      .map([split](const Tensor& index) {
+        const int64_t i = index.item<int64_t>();
+        return Element{{"image", split.images.select(i)},
+                       {"label", Tensor::scalar<int64_t>(split.labels.values<uint8_t>()[i])}};
+      });
 }
 
 // uint8 pixels -> float32 in [0, 1] (the tutorial's ToTensor).
@@ -60,15 +78,15 @@ Element to_float(Element batch) {
 // The per-replica batches of one epoch: distribute_datasets_from_function deals the elements of
 // the dataset to replicas 0, 1, ..., n-1 in turn, so interleaving the n samplers' batches one
 // by one gives replica r exactly its sampler's batches.
-DistributedDataset epoch_input(Strategy& strategy, const Dataset& examples, int64_t global_batch,
-                               std::optional<uint64_t> seed) {
+DistributedDataset epoch_input(Strategy& strategy, const Split& examples, int64_t global_batch,
+                               bool shuffle, uint64_t seed, int64_t epoch) {
   return strategy.distribute_datasets_from_function([&](const InputContext& context) {
     const int replicas = context.num_replicas_in_sync();
     const int64_t batch = context.get_per_replica_batch_size(global_batch);
     return Dataset::range(replicas).interleave(
         [=](const Tensor& rank) {
-          return distributed_sampler(examples, replicas, static_cast<int>(rank.item<int64_t>()),
-                                     seed)
+          return sampled(examples, replicas, static_cast<int>(rank.item<int64_t>()), shuffle, seed,
+                         epoch)
               .batch(batch)
               .map(to_float);
         },
@@ -86,10 +104,9 @@ int64_t argmax_row(const Tensor& output, int64_t row) {
 }
 
 void run(const Flags& flags) {
-  // The examples stay uint8 until batched, so the samplers' shuffles hold only references to
-  // the images fashion_mnist keeps in memory.
-  const Dataset train = fashion_mnist("train", flags.data);
-  const Dataset test = fashion_mnist("test", flags.data);
+  // The examples stay uint8 in memory until batched; the samplers only pick indices.
+  const Split train = read_split("train", flags.data);
+  const Split test = read_split("test", flags.data);
 
   MirroredStrategy strategy(flags.replicas);
   const int n = strategy.num_replicas_in_sync();
@@ -109,7 +126,7 @@ void run(const Flags& flags) {
   std::printf(
       "Training fashion-cnn on %d replicas: %lld examples, batch %lld per replica, "
       "lr %g\n",
-      n, static_cast<long long>(train.cardinality()), static_cast<long long>(flags.batch), lr);
+      n, static_cast<long long>(train.size()), static_cast<long long>(flags.batch), lr);
 
   // One training step on one replica: forward, loss over the GLOBAL batch, backward, all-reduce
   // of the gradients, optimizer step. Returns the replica's summed loss.
@@ -146,7 +163,8 @@ void run(const Flags& flags) {
   for (int64_t epoch = 1; epoch <= flags.epochs; ++epoch) {
     // set_epoch(epoch): a new order every epoch, the same for every replica.
     DistributedIterator it =
-        epoch_input(strategy, train, global_batch, mix_seed(flags.seed, epoch)).make_iterator();
+        epoch_input(strategy, train, global_batch, /*shuffle=*/true, flags.seed, epoch)
+            .make_iterator();
     double loss_sum = 0;
     int64_t steps = 0;
     while (auto per_replica = it.next()) {
@@ -155,7 +173,7 @@ void run(const Flags& flags) {
       ++steps;
     }
     DistributedIterator test_it =
-        epoch_input(strategy, test, global_batch, std::nullopt).make_iterator();
+        epoch_input(strategy, test, global_batch, /*shuffle=*/false, 0, 0).make_iterator();
     double correct = 0, examples = 0;
     while (auto per_replica = test_it.next()) {
       const std::vector<Tensor> sums =
@@ -174,7 +192,8 @@ void run(const Flags& flags) {
   // model (all replicas hold the same weights).
   app::PredictionGrid grid;
   constexpr int64_t kCells = app::PredictionGrid::kSize * app::PredictionGrid::kSize;
-  for (const Element& batch : test.batch(kCells).take(1).map(to_float)) {
+  for (const Element& batch :
+       sampled(test, 1, 0, /*shuffle=*/false, 0, 0).batch(kCells).take(1).map(to_float)) {
     const Tensor output = models[0].predict(batch["image"]);
     for (int64_t i = 0; i < output.dim(0); ++i) {
       grid.add(batch["image"].select(i), batch["label"].values<int64_t>()[i],
@@ -190,6 +209,7 @@ void run(const Flags& flags) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"Fashion-MNIST on N replicas with DistributedSampler sharding"};
+  app.option_defaults()->always_capture_default();
   app.add_option("--data", flags.data, "folder of the Fashion-MNIST IDX files (.gz)");
   app.add_option("--replicas", flags.replicas, "replicas in sync")->check(CLI::PositiveNumber);
   app.add_option("--batch", flags.batch, "batch size per replica")->check(CLI::PositiveNumber);

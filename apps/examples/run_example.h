@@ -1,6 +1,7 @@
 // How every example program runs: the time zone is pinned (apps/time_zone.h: zips read faster),
-// its body runs, and an error becomes "error: <message>" on stderr and exit status 1 (sluice's
-// errors name the file, element or flag at fault).
+// stdout is line-buffered so progress shows as it happens even through a pipe or into a log
+// file, its body runs, and an error becomes "error: <message>" on stderr and exit status 1
+// (sluice's errors name the file, element or flag at fault).
 #pragma once
 
 #include <cstdio>
@@ -13,9 +14,12 @@ namespace sluice::examples {
 template <class Body>
 int run_example(Body&& body) {
   app::pin_time_zone();
+  // A pipe or a file would otherwise be block-buffered: nothing would show for minutes.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     body();
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }

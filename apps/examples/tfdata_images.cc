@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "apps/examples/run_example.h"
+#include "core/errors.h"
 #include "dataset/dataset.h"
 #include "dataset/list_files.h"
 #include "ops/convert.h"
@@ -43,9 +44,16 @@ struct Flags {
 void run(const Flags& flags) {
   // The label vocabulary: the folders holding the images, sorted, as the tutorial's
   // CLASS_NAMES. index_table_from_tensor maps a folder name to its position.
+  const std::vector<std::string> files = matching_files({flags.files});
+  if (files.empty() && flags.files == Flags().files) {
+    throw NotFound("No files matched pattern: " + flags.files +
+                   " (--files). The tutorial's images are the OCT2017 retinal scans (Kermany et "
+                   "al. 2018; on Kaggle as kermany2018): unpack them here so that "
+                   "OCT2017/train/<class>/*.jpeg exist, or give --files a glob of any JPEGs "
+                   "kept in one folder per class");
+  }
   std::set<std::string> folders;
-  for (const std::string& file : matching_files({flags.files}))
-    folders.insert(parent_dir_name(file));
+  for (const std::string& file : files) folders.insert(parent_dir_name(file));
   const std::vector<std::string> class_names(folders.begin(), folders.end());
   const StaticLookupTable table =
       index_table_from_tensor(Tensor::from_strings(class_names), /*default_value=*/std::nullopt);
@@ -111,6 +119,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "The tf.data image pipeline: list_files, labels from folders, shuffle_and_repeat, "
       "map_and_batch, prefetch"};
+  app.option_defaults()->always_capture_default();
   app.add_option("--files", flags.files, "glob of the images; the parent folder is the class");
   app.add_option("--size", flags.size, "images are resized to size x size")
       ->check(CLI::PositiveNumber);

@@ -29,7 +29,8 @@ class BatchIterator final : public StageIterator {
       }
     }
     if (items.empty() || (drop_remainder_ && items.size() < batch_size_)) return false;
-    out.push_back(batch_items(items, padding_));
+    out.push_back(batch_items(items, first_index_, padding_));
+    first_index_ += static_cast<int64_t>(items.size());
     return true;
   }
   // A batch is made within one next() call: between calls there is no partial batch to save.
@@ -48,6 +49,7 @@ class BatchIterator final : public StageIterator {
   bool drop_remainder_;
   const PaddingSpec* padding_;
   bool ended_ = false;
+  int64_t first_index_ = 0;  // The input index of the next batch's first element.
 };
 
 class UnbatchNode final : public PlanNodeOf<UnbatchNode> {

@@ -44,7 +44,8 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
         }
         if (n == 0) return false;
         for (size_t i = 0; i < n; ++i) out.push_back(zip_at(i));
-        for (Chunk& chunk : pending_) chunk.erase(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+        for (Chunk& chunk : pending_)
+          chunk.erase(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
         return true;
       }
       // Between calls nothing is pending unless an input ended, which ends the zip.
@@ -61,11 +62,12 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
 
      private:
       // The i-th items of every input as one item: the first error among them, or the
-      // concatenated components (with their names).
+      // concatenated components (with their names) and the first origin among them.
       Item zip_at(size_t i) {
         std::vector<Tensor> components;
         auto names = std::make_shared<Element::Names>();
         bool named = false;
+        ElementOrigin origin;
         for (Chunk& chunk : pending_) {
           Item& item = chunk[i];
           if (!item.ok()) return Item::failure(item.error);
@@ -74,8 +76,11 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
             names->emplace_back(item.element.name(c));
             named = named || item.element.is_named();
           }
+          if (!origin) origin = item.element.origin();
         }
-        return Item{Element(std::move(components), named ? std::move(names) : nullptr), nullptr};
+        Element zipped(std::move(components), named ? std::move(names) : nullptr);
+        zipped.set_origin(std::move(origin));
+        return Item{std::move(zipped), nullptr};
       }
 
       std::vector<StageInput> inputs_;

@@ -47,7 +47,9 @@ class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
             }
             names = names_;
           }
-          item.element = Element(std::move(components), std::move(names));
+          Element indexed(std::move(components), std::move(names));
+          indexed.set_origin(item.element.origin());
+          item.element = std::move(indexed);
         }
         return true;
       }

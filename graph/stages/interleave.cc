@@ -190,8 +190,9 @@ class InterleaveIterator final : public StageIterator {
       slot.plan = node_.function_(in[0].element);
       if (!slot.plan) throw InvalidArgument("the interleave function returned no dataset");
     } catch (...) {
-      out.push_back(Item::failure(add_error_context(
-          std::current_exception(), str_cat(" [in stage 'interleave' at element ", index, "]"))));
+      out.push_back(Item::failure(
+          add_error_context(std::current_exception(),
+                            element_error_context("interleave", index, in[0].element.origin()))));
       return;
     }
     slot.source = std::move(in[0].element);
@@ -210,8 +211,8 @@ class InterleaveIterator final : public StageIterator {
       config.max_tasks = SIZE_MAX;
       config.max_elements = 2 * block_length_;
       config.body = [](AsyncTask&) {};
-      dataset = StageInput(make_async_stage(ctx_, inner_stats, std::move(dataset), std::move(config)),
-                      &stats());
+      dataset = StageInput(
+          make_async_stage(ctx_, inner_stats, std::move(dataset), std::move(config)), &stats());
     }
     return dataset;
   }
@@ -232,8 +233,7 @@ class InterleaveIterator final : public StageIterator {
 
 std::unique_ptr<StageIterator> InterleaveNode::make_iterator(ExecContext& ctx,
                                                              const StagePath& path) const {
-  return std::make_unique<InterleaveIterator>(ctx, path, *this,
-                                              ctx.stats_for(path, name(), false));
+  return std::make_unique<InterleaveIterator>(ctx, path, *this, ctx.stats_for(path, name(), false));
 }
 
 }  // namespace
@@ -242,8 +242,8 @@ PlanPtr make_interleave(PlanPtr input, DatasetFunction function, int64_t cycle_l
                         int64_t block_length, int64_t num_parallel_calls) {
   if (!function) throw InvalidArgument("interleave: no function given");
   if (cycle_length < 1 && cycle_length != kAutotune) {
-    throw InvalidArgument(str_cat("interleave: cycle_length must be positive or AUTOTUNE, got ",
-                                  cycle_length));
+    throw InvalidArgument(
+        str_cat("interleave: cycle_length must be positive or AUTOTUNE, got ", cycle_length));
   }
   if (block_length < 1) {
     throw InvalidArgument(str_cat("interleave: block_length must be positive, got ", block_length));

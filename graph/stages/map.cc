@@ -48,32 +48,35 @@ void restore_steps(std::vector<BoundStep>& steps, const StateReader& reader) {
   }
 }
 
+// Not the seeds: the state holds the seeds drawn, which a restore takes whatever seed the map
+// was given (a flow_from_directory without a seed gives its map a fresh one in each process).
 std::string steps_parameters(const std::vector<MapStep>& steps) {
-  std::string out = str_cat("functions=", steps.size());
-  for (const MapStep& step : steps) {
-    out += step.seed ? str_cat(", seed=", *step.seed) : std::string(", seed=none");
-  }
-  return out;
+  return str_cat("functions=", steps.size());
 }
 
-// Runs the steps on one item in place; an exception becomes the item's error.
+// Runs the steps on one item in place; an exception becomes the item's error, naming the element
+// and where it was read. A step's output without an origin inherits its input's.
 void apply_steps(const std::vector<BoundStep>& steps, Item& item, int64_t index,
                  const std::string& stage) {
   if (!item.ok()) return;
+  // The function takes the element by value: keep its origin for the error message and for a
+  // result without one (elements made in memory have none and pay two tests).
+  ElementOrigin origin;
   try {
     for (const BoundStep& step : steps) {
+      if (item.element.origin()) origin = item.element.origin();
       item.element = (*step.function)(std::move(item.element), ElementContext{index, step.seed});
+      if (origin && !item.element.origin()) item.element.set_origin(origin);
     }
   } catch (const OutOfRange& e) {
     // Ending the stream from inside a function would silently drop data: tf.data makes it an
     // error, and so do we.
-    item = Item::failure(std::make_exception_ptr(InvalidArgument(
-        str_cat("Function invocation produced OutOfRangeError: ", e.what(), " [in stage '", stage,
-                "' at element ", index, "]"))));
+    item = Item::failure(std::make_exception_ptr(
+        InvalidArgument(str_cat("Function invocation produced OutOfRangeError: ", e.what(),
+                                element_error_context(stage, index, origin)))));
   } catch (...) {
-    item = Item::failure(add_error_context(std::current_exception(),
-                                           str_cat(" [in stage '", stage, "' at element ", index,
-                                                   "]")));
+    item = Item::failure(
+        add_error_context(std::current_exception(), element_error_context(stage, index, origin)));
   }
 }
 
@@ -86,7 +89,9 @@ class SequentialMapIterator final : public StageIterator {
  public:
   SequentialMapIterator(StageStats* stats, StageInput input, std::vector<BoundStep> steps,
                         std::string name)
-      : StageIterator(stats), input_(std::move(input)), steps_(std::move(steps)),
+      : StageIterator(stats),
+        input_(std::move(input)),
+        steps_(std::move(steps)),
         name_(std::move(name)) {}
 
  protected:
@@ -139,8 +144,9 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
         try {
           return predicate_(item.element, ElementContext{index, 0});
         } catch (...) {
-          item = Item::failure(add_error_context(
-              std::current_exception(), str_cat(" [in stage 'filter' at element ", index, "]")));
+          item = Item::failure(
+              add_error_context(std::current_exception(),
+                                element_error_context("filter", index, item.element.origin())));
           return true;
         }
       }
@@ -220,8 +226,9 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
   StageStats* stats = ctx.stats_for(path, name(), true);
   StageInput input = lower_input(ctx, *this, path, stats);
   AsyncStageConfig config;
-  config.parallelism =
-      settings_.num_parallel_calls == 0 ? 1 : resolve_parallelism(settings_.num_parallel_calls, ctx);
+  config.parallelism = settings_.num_parallel_calls == 0
+                           ? 1
+                           : resolve_parallelism(settings_.num_parallel_calls, ctx);
   config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
   config.max_tasks = 2 * static_cast<size_t>(config.parallelism) + settings_.extra_buffer;
   config.task_size = static_cast<size_t>(batch_size_);
@@ -237,7 +244,7 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
     for (size_t i = 0; i < task.items.size(); ++i) {
       apply_steps(*steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
     }
-    Item batched = batch_items(task.items);
+    Item batched = batch_items(task.items, task.first_index);
     task.items.clear();
     task.items.push_back(std::move(batched));
   };
@@ -261,9 +268,8 @@ PlanPtr make_map(PlanPtr input, MapFunction function, std::optional<uint64_t> se
     throw InvalidArgument(str_cat("map: num_parallel_calls must be positive or AUTOTUNE, got ",
                                   settings.num_parallel_calls));
   }
-  return std::make_shared<MapNode>(std::move(input),
-                                   std::vector<MapStep>{MapStep{std::move(function), seed}},
-                                   settings);
+  return std::make_shared<MapNode>(
+      std::move(input), std::vector<MapStep>{MapStep{std::move(function), seed}}, settings);
 }
 
 PlanPtr make_filter(PlanPtr input, Predicate predicate) {
@@ -275,12 +281,12 @@ PlanPtr make_map_and_batch(PlanPtr input, MapFunction function, std::optional<ui
                            int64_t batch_size, bool drop_remainder, MapSettings settings) {
   if (!function) throw InvalidArgument("map_and_batch: no function given");
   if (batch_size <= 0) {
-    throw InvalidArgument(str_cat("map_and_batch: batch_size must be greater than zero, got ",
-                                  batch_size));
+    throw InvalidArgument(
+        str_cat("map_and_batch: batch_size must be greater than zero, got ", batch_size));
   }
-  return std::make_shared<MapAndBatchNode>(
-      std::move(input), std::vector<MapStep>{MapStep{std::move(function), seed}}, batch_size,
-      drop_remainder, settings);
+  return std::make_shared<MapAndBatchNode>(std::move(input),
+                                           std::vector<MapStep>{MapStep{std::move(function), seed}},
+                                           batch_size, drop_remainder, settings);
 }
 
 }  // namespace sluice

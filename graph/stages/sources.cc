@@ -141,7 +141,9 @@ class TensorsNode final : public PlanNodeOf<TensorsNode> {
     std::vector<Tensor> row;
     row.reserve(components_.size());
     for (const Tensor& t : components_) row.push_back(t.select(i));
-    return Element(std::move(row), components_.names());
+    Element slice(std::move(row), components_.names());
+    if (components_.origin()) slice.set_origin(components_.origin().at_record(i));
+    return slice;
   }
 
  private:
@@ -277,10 +279,10 @@ PlanPtr make_from_tensor_slices(Element components) {
                                     " is a scalar and has no first dimension to slice"));
     }
     if (t.dim(0) != components[0].dim(0)) {
-      throw InvalidArgument(str_cat("from_tensor_slices: all components must have the same size "
-                                    "in the first dimension; component 0 has shape ",
-                                    components[0].shape(), " and component ", i, " has shape ",
-                                    t.shape()));
+      throw InvalidArgument(
+          str_cat("from_tensor_slices: all components must have the same size "
+                  "in the first dimension; component 0 has shape ",
+                  components[0].shape(), " and component ", i, " has shape ", t.shape()));
     }
   }
   return std::make_shared<TensorsNode>("from_tensor_slices", std::move(components), true);

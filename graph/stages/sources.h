@@ -24,8 +24,9 @@ PlanPtr make_range(int64_t start, int64_t stop, int64_t step);
 // The single element `element`.
 PlanPtr make_from_tensors(Element element);
 
-// Element i holds row i of every component. Throws InvalidArgument when the components disagree on
-// their first dimension or one is a scalar.
+// Element i holds row i of every component; when `components` has an origin (the file its
+// tensors were read from), element i's origin is record i of that source. Throws InvalidArgument
+// when the components disagree on their first dimension or one is a scalar.
 PlanPtr make_from_tensor_slices(Element components);
 
 // A function returning the next element, or nullopt at the end. Each iterator (each epoch under

@@ -2,9 +2,16 @@
 // way a run could report a plausible wrong figure with exit status 0 (unshuffled records, an
 // unsplit archive, evaluation on the training data, labels the model cannot have, classes
 // numbered again, a resume that rewrites model_dir) and the flags a user can get wrong.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -43,6 +50,9 @@ Tensor pattern(int label, Random& random) {
 // One fixture for the suite: the folder with train/ and test/ splits, the same folder zipped,
 // and the same images as class-sorted TFRecords, written once.
 class TrainCommandTest : public ::testing::Test {
+ public:
+  static std::string path(const std::string& name) { return (*root_ / name).string(); }
+
  protected:
   static void SetUpTestSuite() {
     root_ = new fs::path(fs::temp_directory_path() /
@@ -74,8 +84,6 @@ class TrainCommandTest : public ::testing::Test {
     fs::remove_all(*root_);
     delete root_;
   }
-
-  static std::string path(const std::string& name) { return (*root_ / name).string(); }
 
   static ProgramRun sluice(const std::string& args) {
     return testing::run_program(SLUICE_CLI, args, *root_);
@@ -259,6 +267,43 @@ TEST_F(TrainCommandTest, NumbersAUserCanGetWrongAreErrors) {
   EXPECT_FALSE(fs::exists(path("bad-flags/sluice_model.json")));
 }
 
+TEST_F(TrainCommandTest, WithoutAModelDirNothingIsLeftBehindUnlessKept) {
+  const std::string temp = path("tmp");
+  fs::create_directories(temp);
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", temp.c_str(), 1);
+  const ProgramRun removed = sluice("train --data '" + path("images") + "' --epochs 1");
+  EXPECT_EQ(removed.exit_code, 0) << removed.output;
+  EXPECT_TRUE(fs::is_empty(temp));
+  const ProgramRun failed = sluice("train --data '" + path("images") + "' --model cats-dogs-cnn");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_TRUE(fs::is_empty(temp));
+  const ProgramRun kept =
+      sluice("train --data '" + path("images") + "' --epochs 1 --keep-model-dir");
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(temp), fs::directory_iterator()), 1);
+  if (before) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+}
+
+TEST_F(TrainCommandTest, TheModelDescriptionLeftHalfWrittenByAKilledRunIsRemoved) {
+  ASSERT_EQ(train(path("images"), "half-written", "", 1).exit_code, 0);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  const std::string left = path("half-written/sluice_model.json.tmp" + std::to_string(dead));
+  const std::string live = path("half-written/sluice_model.json.tmp" + std::to_string(getpid()));
+  testing::write_file(left, "{\"model\": ");
+  testing::write_file(live, "{");
+  ASSERT_EQ(sluice("train --model-dir '" + path("half-written") + "' --epochs 2").exit_code, 0);
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_TRUE(fs::exists(live));  // A writer still running may be mid-write.
+}
+
 TEST_F(TrainCommandTest, EvaluateWithoutACheckpointIsNotFound) {
   // What a SIGKILL during the first checkpoint write leaves: the run's choices, no checkpoint.
   ASSERT_EQ(train(path("images"), "empty-dir", "", 1).exit_code, 0);
@@ -269,6 +314,114 @@ TEST_F(TrainCommandTest, EvaluateWithoutACheckpointIsNotFound) {
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("NotFound"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("no checkpoint"), std::string::npos) << run.output;
+}
+
+// Starts `sluice args...` with its output discarded; returns its pid.
+pid_t spawn_sluice(const std::vector<std::string>& args) {
+  std::vector<char*> argv{const_cast<char*>(SLUICE_CLI)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, SLUICE_CLI, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// The global steps of the checkpoints in `dir`.
+std::vector<int64_t> checkpoint_steps(const fs::path& dir) {
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("model.ckpt-", 0) == 0 && name.find(".tmp") == std::string::npos) {
+      steps.push_back(std::stoll(name.substr(11)));
+    }
+  }
+  return steps;
+}
+
+// The step of the checkpoint the index in `dir` names as the latest, -1 when none.
+int64_t indexed_step(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / "checkpoint", ec)) return -1;
+  const std::string index = testing::read_file((dir / "checkpoint").string());
+  const std::string key = "model_checkpoint_path: \"model.ckpt-";
+  const size_t at = index.find(key);
+  if (at == std::string::npos) return -1;
+  return std::atoll(index.c_str() + at + key.size());
+}
+
+// A run killed at a random moment after a mid-epoch checkpoint and started again with the same
+// command ends with the very checkpoint a straight run writes, byte for byte: it resumes with the
+// weights, the optimizer and the input position of the step it saved.
+void expect_killed_run_resumes_exactly(const std::string& name, const std::string& strategy) {
+  // 15 steps an epoch, a checkpoint every 7: most checkpoints fall inside an epoch.
+  std::vector<std::string> args = {"train",    "--data",    TrainCommandTest::path("images"),
+                                   "--epochs", "40",        "--batch",
+                                   "8",        "--threads", "2",
+                                   "--seed",   "3",         "--save-checkpoints-steps",
+                                   "7",        "--augment"};
+  if (!strategy.empty()) args.insert(args.end(), {"--strategy", strategy});
+  auto with_dir = [&](const std::string& dir) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--model-dir", TrainCommandTest::path(dir)});
+    return a;
+  };
+  int status = 0;
+  const pid_t straight = spawn_sluice(with_dir(name + "-straight"));
+  ASSERT_EQ(waitpid(straight, &status, 0), straight);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  const fs::path killed_dir = TrainCommandTest::path(name + "-killed");
+  const pid_t killed = spawn_sluice(with_dir(name + "-killed"));
+  Random random(static_cast<uint64_t>(::getpid()));
+  bool mid_epoch = false;
+  while (!mid_epoch) {
+    const int64_t latest = indexed_step(killed_dir);
+    mid_epoch = latest > 0 && latest % 15 != 0;
+    if (waitpid(killed, &status, WNOHANG) == killed) {
+      GTEST_SKIP() << "the run ended before it could be killed";
+    }
+    usleep(200);
+  }
+  usleep(static_cast<useconds_t>(random.next_u64() % 20000));
+  ASSERT_EQ(kill(killed, SIGKILL), 0);
+  ASSERT_EQ(waitpid(killed, &status, 0), killed);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const std::vector<int64_t> before = checkpoint_steps(killed_dir);
+  const ProgramRun again = testing::run_program(
+      SLUICE_CLI,
+      "train --data '" + TrainCommandTest::path("images") + "' --model-dir '" +
+          killed_dir.string() + "' --epochs 40 --batch 8 --threads 2 --seed 3 " +
+          "--save-checkpoints-steps 7 --augment" +
+          (strategy.empty() ? "" : " --strategy " + strategy),
+      killed_dir.parent_path());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  // The newest checkpoint whose write completed: a kill inside a write leaves the one before.
+  const std::string resumed = field(again.last_line, "resumed_from");
+  ASSERT_FALSE(resumed.empty()) << again.output;
+  EXPECT_NE(std::find(before.begin(), before.end(), std::stoll(resumed)), before.end());
+  EXPECT_NE(again.output.find("Resuming from model.ckpt-" + resumed), std::string::npos)
+      << again.output;
+  EXPECT_EQ(field(again.last_line, "global_step"), "600");
+  const std::string last = "model.ckpt-600";
+  const std::string straight_bytes =
+      testing::read_file(TrainCommandTest::path(name + "-straight/" + last));
+  EXPECT_FALSE(straight_bytes.empty());
+  EXPECT_TRUE(straight_bytes == testing::read_file((killed_dir / last).string()))
+      << "killed after the checkpoint of step " << resumed;
+}
+
+TEST_F(TrainCommandTest, AKilledRunResumesExactlyOnOneDevice) {
+  expect_killed_run_resumes_exactly("exact-one", "");
+}
+
+TEST_F(TrainCommandTest, AKilledRunResumesExactlyWithTwoMirroredReplicas) {
+  expect_killed_run_resumes_exactly("exact-mirrored", "mirrored:2");
 }
 
 }  // namespace

@@ -19,26 +19,32 @@ using testing::collect;
 using testing::ints;
 using Clock = std::chrono::steady_clock;
 
-TEST(CancellationTest, DestroyingAnInfinitePipelineWithASlowMapReturnsPromptly) {
+TEST(CancellationTest, DestroyingAnInfinitePipelineWaitsOnlyForTheCallsAlreadyRunning) {
+  // Calls after the first element block until released: the destructor can only return once the
+  // calls in flight are released, and a destructor that kept pulling the infinite input would
+  // start ever more of them.
   std::atomic<int> started{0};
+  std::atomic<bool> released{true};
   auto ds = Dataset::range(1000000).repeat(-1).map(
       [&](const Tensor& x) {
         ++started;
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         return x;
       },
       {.num_parallel_calls = 4});
   auto it = std::make_unique<Iterator>(ds.make_iterator());
   ASSERT_TRUE(it->next().has_value());
+  released = false;
+  std::thread destroyer([&] { it.reset(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const int started_before = started.load();
-  const auto start = Clock::now();
-  it.reset();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  EXPECT_LT(seconds, 1.0);
-  // Calls already running finish; at most the calls racing with the cancellation signal (one
-  // per parallel call) start during it, and nothing runs once the iterator is gone.
+  released = true;
+  destroyer.join();
+  // Until the destructor's cancellation lands (on a busy machine, maybe after the release) the
+  // stage may start what its bounded in-flight work allows, never the rest of the infinite input;
+  // nothing runs once the iterator is gone.
   const int started_after = started.load();
-  EXPECT_LE(started_after - started_before, 4);
+  EXPECT_LE(started_after - started_before, 64);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(started.load(), started_after);
 }

@@ -91,6 +91,11 @@ TEST_F(ImageFolderTest, ExtensionsAndEmptyClass) {
   const ImageFolder empty = image_folder(root_, {.classes = {"empty"}, .verbose = false});
   EXPECT_EQ(empty.filenames.size(), 0u);
   EXPECT_EQ(empty.dataset.cardinality(), 0);
+  // By default only what decodes is listed: a BMP, PPM or TIFF would be counted and then fail.
+  put("cats/c3.bmp", "BM");
+  put("cats/c4.tif", "II*");
+  put("dogs/d3.ppm", "P6");
+  EXPECT_EQ(image_folder(root_, {.verbose = false}).filenames.size(), 4u);
 }
 
 TEST_F(ImageFolderTest, FollowLinks) {

@@ -42,6 +42,19 @@ inline std::vector<int64_t> ints(const Dataset& ds, const Options& options = {})
   return out;
 }
 
+// The message of the first error the dataset gives; a test failure (and "") when it gives none.
+inline std::string error_message(const Dataset& ds, const Options& options = {}) {
+  Iterator it = ds.make_iterator(options);
+  try {
+    while (it.next()) {
+    }
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
 inline std::vector<int64_t> range_vector(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;

@@ -1,5 +1,5 @@
-// Synthetic input_fns for the estimator tests, built in their own file because dataset/ and
-// model/ headers cannot share a translation unit (estimator/input_pipeline.h).
+// Synthetic input_fns for the estimator tests, shared by the estimator, strategy and hardening
+// suites.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Issue 6's and 8's crash test: a training process killed with SIGKILL at random moments (mid-step,
+// The crash test: a training process killed with SIGKILL at random moments (mid-step,
 // mid-checkpoint, mid-index) 20 times in a row, in one model_dir, resumes each time from the last
 // complete checkpoint, with a loadable model, and never loses a checkpoint already written.
 //

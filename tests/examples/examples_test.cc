@@ -1,23 +1,23 @@
 // Smoke tests of the example programs (apps/examples/): each runs on a tiny data set the test
 // writes — JPEG class folders, a zip of them, Fashion-MNIST-shaped IDX files — with flags for a
-// few steps, and must exit 0 with its summary line last. Also the prediction grid they share with
+// few steps, and must exit 0 with its summary line last; their --help shows every default, and
+// missing default data is named with how to get it. Also the prediction grid they share with
 // `sluice predict --grid`, and `sluice bench images`, the command their image pipelines are timed
 // with.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <zlib.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/prediction_grid.h"
 #include "core/errors.h"
+#include "dataset/idx_dataset.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
+#include "tests/apps/run_program.h"
 #include "tests/formats/archive_writer.h"
 #include "tests/formats/testing.h"
 
@@ -66,31 +66,8 @@ void write_fashion_split(const fs::path& dir, const std::string& stem, int n) {
   write_gzip((dir / (stem + "-labels-idx1-ubyte.gz")).string(), labels);
 }
 
-struct ExampleRun {
-  int exit_code = -1;
-  std::string output;     // stdout and stderr.
-  std::string last_line;  // The last non-empty line.
-};
-
-// Runs `program` with `args` in `cwd`.
-ExampleRun run_program(const fs::path& program, const std::string& args, const fs::path& cwd) {
-  const std::string command =
-      "cd '" + cwd.string() + "' && '" + program.string() + "' " + args + " 2>&1";
-  ExampleRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, got);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::istringstream lines(run.output);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \r") != std::string::npos) run.last_line = line;
-  }
-  return run;
-}
+using ExampleRun = testing::ProgramRun;
+using testing::run_program;
 
 // Runs the example binary `name` with `args` in `cwd`.
 ExampleRun run_example(const std::string& name, const std::string& args, const fs::path& cwd) {
@@ -136,6 +113,46 @@ TEST_F(ExamplesTest, TfdataImagesReportsAMissingFolder) {
       run_example("tfdata_images", "--files 'nowhere/**/*.jpeg' --batches 1", dir_);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("No files matched pattern"), std::string::npos) << run.output;
+}
+
+// Run where the tutorials' data is not, each example names what it looked for and how to get it.
+TEST_F(ExamplesTest, DefaultDataThatIsMissingIsNamedWithHowToGetIt) {
+  const ExampleRun oct = run_example("tfdata_images", "--batches 1", dir_);
+  EXPECT_EQ(oct.exit_code, 1) << oct.output;
+  for (const char* hint : {"OCT2017/train/**/*.jpeg (--files)", "kermany2018", "--files"}) {
+    EXPECT_NE(oct.err.find(hint), std::string::npos) << hint << " in " << oct.err;
+  }
+  const ExampleRun cats = run_example("cats_dogs", "--epochs 1", dir_);
+  EXPECT_EQ(cats.exit_code, 1) << cats.output;
+  for (const char* hint :
+       {"no data set at cats_and_dogs.zip (--data)", "dataset/training_set/{cats,dogs}/*.jpg",
+        "cats_and_dogs_filtered.zip"}) {
+    EXPECT_NE(cats.err.find(hint), std::string::npos) << hint << " in " << cats.err;
+  }
+  const ExampleRun fashion = run_example("fashion_replicas", "--data empty", dir_);
+  EXPECT_EQ(fashion.exit_code, 1) << fashion.output;
+  EXPECT_NE(fashion.err.find("empty/train-images-idx3-ubyte.gz not found"), std::string::npos)
+      << fashion.err;
+}
+
+TEST_F(ExamplesTest, HelpShowsEveryDefault) {
+  const std::string fashion = "=" + std::string(kFashionMnistDir);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> defaults = {
+      {"tfdata_images", {"=OCT2017/train/**/*.jpeg", "=224", "=32", "=100", "=1000", "=42"}},
+      {"cats_dogs", {"=cats_and_dogs.zip", "=dataset/training_set", "=25", "=weights.h5"}},
+      {"fashion_replicas", {fashion, "=8", "=128", "=3", "=0.01", "=fashion_predictions.png"}},
+      {"estimator_mirrored", {fashion, "=[1,2]", "=64", "=200"}},
+      {"tpu_custom_loop", {fashion, "=32", "=128", "=8", "=20"}},
+  };
+  for (const auto& [example, values] : defaults) {
+    const ExampleRun run = run_example(example, "--help", dir_);
+    EXPECT_EQ(run.exit_code, 0) << example << ": " << run.output;
+    for (const std::string& value : values) {
+      EXPECT_NE(run.out.find(value), std::string::npos)
+          << example << " --help lacks " << value << ":\n"
+          << run.out;
+    }
+  }
 }
 
 TEST_F(ExamplesTest, CatsDogsTrainsFromAZipAndSavesKerasWeights) {
@@ -201,6 +218,9 @@ TEST_F(ExamplesTest, TpuCustomLoopRunsOneStepAndMultipleStepsPerCall) {
       "--data '" + data.string() + "' --tpu local:2 --batch 4 --epochs 1 --steps-per-execution 2",
       dir_);
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  // Progress as the steps go, not only at the end of each loop.
+  EXPECT_NE(run.out.find("  train_step: 1/2 steps, "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("  train_multiple_steps: 2/2 steps, "), std::string::npos) << run.out;
   EXPECT_TRUE(std::regex_match(
       run.last_line, std::regex(R"(replicas=2 steps=4 steps_per_execution=2 )"
                                 R"(images_per_sec_one_step=\d+ images_per_sec_multi_step=\d+)")))
@@ -220,25 +240,51 @@ std::array<uint8_t, 3> pixel(const Tensor& image, int64_t y, int64_t x) {
   return {p[0], p[1], p[2]};
 }
 
+// Cells of 128 × 128 pixels under a 28-pixel title strip.
+constexpr int64_t kCell = 128, kTitle = 28;
+const std::array<uint8_t, 3> kBlue{30, 90, 220}, kRed{220, 40, 40}, kWhite{255, 255, 255};
+
 TEST(PredictionGridTest, FramesRightBlueWrongRedAndHoldsTwentyFiveCells) {
   app::PredictionGrid grid;
-  EXPECT_EQ(grid.pixels().shape(), (Shape{5 * 78, 5 * 64, 3}));
+  EXPECT_EQ(grid.pixels().shape(), (Shape{5 * (kCell + kTitle), 5 * kCell, 3}));
   EXPECT_TRUE(grid.add(gray(28, 28, 0.0f), 3, 3));               // Right: blue frame.
   EXPECT_TRUE(grid.add(gray(28, 28, 1.0f), 3, 4));               // Wrong: red frame.
   EXPECT_TRUE(grid.add(gray(200, 100, 0.5f), std::nullopt, 1));  // Larger than a cell: shrunk.
-  // The frame's top-left corner of cells 0 and 1 (x0 + 1, y0 + title + 1).
-  EXPECT_EQ(pixel(grid.pixels(), 15, 1), (std::array<uint8_t, 3>{30, 90, 220}));
-  EXPECT_EQ(pixel(grid.pixels(), 15, 65), (std::array<uint8_t, 3>{220, 40, 40}));
-  EXPECT_EQ(pixel(grid.pixels(), 15, 129), (std::array<uint8_t, 3>{220, 40, 40}));
+  // The frame's top-left corner of cells 0, 1 and 2 (x0 + 1, y0 + title + 1).
+  EXPECT_EQ(pixel(grid.pixels(), kTitle + 1, 1), kBlue);
+  EXPECT_EQ(pixel(grid.pixels(), kTitle + 1, kCell + 1), kRed);
+  EXPECT_EQ(pixel(grid.pixels(), kTitle + 1, 2 * kCell + 1), kRed);
   // Image centres: black, white, mid gray; the shrunk image stays inside its cell.
-  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 32), (std::array<uint8_t, 3>{0, 0, 0}));
-  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 96), (std::array<uint8_t, 3>{255, 255, 255}));
-  EXPECT_EQ(pixel(grid.pixels(), 14 + 32, 160), (std::array<uint8_t, 3>{128, 128, 128}));
-  EXPECT_EQ(pixel(grid.pixels(), 78 + 14 + 32, 160), (std::array<uint8_t, 3>{255, 255, 255}));
+  const int64_t centre = kTitle + kCell / 2;
+  EXPECT_EQ(pixel(grid.pixels(), centre, kCell / 2), (std::array<uint8_t, 3>{0, 0, 0}));
+  EXPECT_EQ(pixel(grid.pixels(), centre, kCell + kCell / 2), kWhite);
+  EXPECT_EQ(pixel(grid.pixels(), centre, 2 * kCell + kCell / 2),
+            (std::array<uint8_t, 3>{128, 128, 128}));
+  EXPECT_EQ(pixel(grid.pixels(), kCell + kTitle + centre, 2 * kCell + kCell / 2), kWhite);
   for (int i = 3; i < 25; ++i) EXPECT_TRUE(grid.add(gray(8, 8, 0.2f), 0, 0));
   EXPECT_TRUE(grid.full());
   EXPECT_FALSE(grid.add(gray(8, 8, 0.2f), 0, 0));
   EXPECT_EQ(grid.cells(), 25);
+}
+
+// As Keras' classification tutorial labels its plot: "predicted NN%" over "(actual)".
+TEST(PredictionGridTest, TitlesCellsWithClassNamesAndConfidence) {
+  app::PredictionGrid grid({"Bag", "Sandal", "A very long class name", "Caf\xc3\xa9"});
+  grid.add(gray(28, 28, 0.5f), 0, 1, 0.874);
+  grid.add(gray(28, 28, 0.5f), 1, 1);
+  grid.add(gray(28, 28, 0.5f), std::nullopt, 7, 1.0);
+  grid.add(gray(28, 28, 0.5f), 2, 3, 0.5);
+  using Title = std::pair<std::string, std::string>;
+  ASSERT_EQ(grid.titles().size(), 4u);
+  EXPECT_EQ(grid.titles()[0], (Title{"Sandal 87%", "(Bag)"}));
+  EXPECT_EQ(grid.titles()[1], (Title{"Sandal", "(Sandal)"}));
+  EXPECT_EQ(grid.titles()[2], (Title{"7 100%", ""}));  // No name for class 7; no label.
+  // Shortened to the cell's 15 characters; a character the font lacks drawn as '?'.
+  EXPECT_EQ(grid.titles()[3], (Title{"Caf? 50%", "(A very long.)"}));
+  // Drawn in the verdict's colour: the top row of "S" (.##) starts one glyph unit in.
+  EXPECT_EQ(pixel(grid.pixels(), 2, 4 + 2), kRed);
+  EXPECT_EQ(pixel(grid.pixels(), 2, 4), kWhite);
+  EXPECT_EQ(pixel(grid.pixels(), 2, kCell + 4 + 2), kBlue);
 }
 
 TEST(PredictionGridTest, WritesAPngAndRejectsNonImages) {

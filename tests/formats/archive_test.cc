@@ -4,15 +4,19 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/errors.h"
 #include "dataset/archive_dataset.h"
 #include "formats/glob.h"
+#include "formats/image.h"
 #include "tests/formats/archive_writer.h"
+#include "tests/formats/padded_zip.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -171,6 +175,105 @@ TEST_F(ArchiveTest, EncryptedMemberIsNamed) {
   EXPECT_FALSE(fs::exists(path("out")));
 }
 
+// Members that inflate far beyond their compressed size are stopped by their own ratio once past
+// the grace bytes, naming the archive and the member, in zips and compressed tars alike; members
+// of repetitive data within the grace bytes read whole.
+TEST_F(ArchiveTest, InflatingMembersAreStoppedByTheirOwnRatio) {
+  testing::write_padded_zip(path("padded.zip"), {{"cats/a.jpg", "\xFF\xD8\xFF a jpeg", 17},
+                                                 {"cats/small.bin", "x", 1},
+                                                 {"dogs/b.jpg", "\xFF\xD8\xFF b", 0}});
+  ASSERT_LT(fs::file_size(path("padded.zip")), 64u << 10);
+  // The same in a compressed tar, with a smaller grace to keep the test quick.
+  write_archive(path("padded.tar.gz"), "tar.gz",
+                {{"a.bin", std::string(3 << 20, '\0')}, {"b.bin", "after"}});
+  for (const auto& [archive, member, grace] :
+       {std::tuple{path("padded.zip"), "cats/a.jpg", InflationLimit{}.grace_bytes},
+        std::tuple{path("padded.tar.gz"), "a.bin", int64_t{1} << 20}}) {
+    SCOPED_TRACE(archive);
+    ArchiveReader reader(archive);
+    ArchiveEntry entry;
+    ASSERT_TRUE(reader.next(entry));
+    const std::string message = testing::error_of<ResourceExhausted>(
+        [&] { reader.read_data(int64_t{1} << 31, {.grace_bytes = grace}); });
+    EXPECT_NE(message.find("archive " + archive + ": member " + std::string(member) +
+                           " inflates more than 200 times"),
+              std::string::npos)
+        << message;
+  }
+  // A limit raised past the member's ratio lets it through.
+  ArchiveReader raised(path("padded.zip"));
+  ArchiveEntry entry;
+  ASSERT_TRUE(raised.next(entry));
+  EXPECT_EQ(raised.read_data(int64_t{1} << 31, {.max_ratio = 1e6}).size(), (17u << 20) + 10);
+  ArchiveReader reader(path("padded.zip"));
+  ASSERT_TRUE(reader.next(entry));
+  ASSERT_TRUE(reader.next(entry));  // Skipping a member reads none of it.
+  EXPECT_EQ(reader.read_data(), "x" + std::string(1 << 20, '\0'));
+  ASSERT_TRUE(reader.next(entry));
+  EXPECT_EQ(reader.read_data(), "\xFF\xD8\xFF b");
+  // The reader of image folders applies the same limit.
+  OrderedMemberReader ordered(path("padded.zip"), {{0, "cats/a.jpg"}},
+                              {.inflation = {.grace_bytes = 1 << 20}});
+  std::string bytes;
+  EXPECT_NE(testing::error_of<ResourceExhausted>([&] { ordered.next(bytes); }).find("cats/a.jpg"),
+            std::string::npos);
+  EXPECT_EQ(OrderedReadOptions{}.max_member_bytes, kMaxImageFileBytes);
+}
+
+// `tar -C DIR -cf x.tar .` starts with the member "./", and names the rest "./a/b": ordinary
+// names, extracted as the folder they came from.
+TEST_F(ArchiveTest, ExtractsTarsOfDotAsTheFolder) {
+  fs::create_directories(path("src/a"));
+  testing::write_file(path("src/a/b.txt"), "bee");
+  testing::write_file(path("src/c.txt"), "sea");
+  const std::string command =
+      "tar -C '" + path("src") + "' -cf '" + path("dot.tar") + "' . 2>/dev/null";
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "no tar command";
+  write_archive(
+      path("dot.zip"), "zip",
+      {{"./", "", AE_IFDIR}, {"./a/", "", AE_IFDIR}, {"./a/b.txt", "bee"}, {"././c.txt", "sea"}});
+  for (const std::string archive : {path("dot.tar"), path("dot.zip")}) {
+    SCOPED_TRACE(archive);
+    const std::string out = path("out-" + fs::path(archive).extension().string().substr(1));
+    const ExtractResult r = extract_archive(archive, out);
+    EXPECT_EQ(r.files, 2);
+    EXPECT_EQ(testing::read_file(out + "/a/b.txt"), "bee");
+    EXPECT_EQ(testing::read_file(out + "/c.txt"), "sea");
+  }
+  // A file cannot be the destination itself.
+  expect_refused<InvalidArgument>({{"./", "data"}}, "empty path");
+}
+
+// The error codes: missing file NotFound; a directory, a file that is no archive, and a member in
+// a compression libarchive does not read InvalidArgument; damaged data DataLoss.
+TEST_F(ArchiveTest, ErrorCodesSayWhatWentWrong) {
+  EXPECT_THROW(ArchiveReader(path("absent.zip")), NotFound);
+  fs::create_directories(path("folder.zip"));
+  EXPECT_NE(testing::error_of<InvalidArgument>([&] {
+              ArchiveReader reader(path("folder.zip"));
+            }).find("not a regular file"),
+            std::string::npos);
+  testing::write_file(path("text.zip"), "just some text, not an archive at all");
+  EXPECT_THROW(ArchiveReader(path("text.zip")), InvalidArgument);
+  // Deflate64 (method 9), which libarchive does not read, in the local and central headers.
+  write_archive(path("a.zip"), "zip", {{"first.txt", std::string(1000, 'a')}});
+  std::string zip = testing::read_file(path("a.zip"));
+  ASSERT_EQ(zip[8], 8);
+  zip[8] = 9;
+  const size_t central = zip.find("PK\x01\x02");
+  ASSERT_NE(central, std::string::npos);
+  ASSERT_EQ(zip[central + 10], 8);
+  zip[central + 10] = 9;
+  testing::write_file(path("deflate64.zip"), zip);
+  ArchiveReader reader(path("deflate64.zip"));
+  ArchiveEntry entry;
+  ASSERT_TRUE(reader.next(entry));
+  const std::string message = testing::error_of<InvalidArgument>([&] { reader.read_data(); });
+  EXPECT_NE(message.find("member first.txt cannot be read: Unsupported ZIP compression method"),
+            std::string::npos)
+      << message;
+}
+
 TEST_F(ArchiveTest, DatasetStreamsMatchingMembersOfZipAndTar) {
   for (const char* format : {"zip", "tar.gz"}) {
     const std::string archive = path(std::string("a.") + format);
@@ -180,6 +283,7 @@ TEST_F(ArchiveTest, DatasetStreamsMatchingMembersOfZipAndTar) {
     for (const Element& e : archive_dataset(archive, "dataset/cats/*.jpg")) {
       paths.push_back(e["path"].item<std::string>());
       bytes.push_back(e["bytes"].item<std::string>());
+      EXPECT_EQ(e.origin().to_string(), archive + "/" + paths.back());  // Named in errors.
     }
     EXPECT_EQ(paths, (std::vector<std::string>{"dataset/cats/cat.1.jpg", "dataset/cats/cat.2.jpg"}))
         << format;

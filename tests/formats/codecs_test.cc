@@ -5,11 +5,14 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "formats/image.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
+#include "tests/formats/jpeg_writer.h"
+#include "tests/formats/png16.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -155,6 +158,89 @@ TEST(JpegTest, TruncatedAtSeveralCutPointsNamesTheSource) {
   EXPECT_THROW(decode_jpeg("not a jpeg at all"), InvalidArgument);
 }
 
+// A progressive JPEG whose scans are repeated thousands of times costs a pass over the image per
+// scan: refused before decoding, naming the source. Below the limit the same scans decode.
+TEST(JpegTest, ProgressiveJpegWithTooManyScansIsRefused) {
+  const std::string bomb = testing::many_scan_jpeg(64, 64, 2000);
+  EXPECT_TRUE(read_jpeg_header(bomb).progressive);
+  const std::string message =
+      error_of<ResourceExhausted>([&] { decode_jpeg(bomb, {}, "photos/scans.jpg"); });
+  EXPECT_NE(message.find("photos/scans.jpg: progressive JPEG of more than 100 scans"),
+            std::string::npos)
+      << message;
+  EXPECT_THROW(decode_image(bomb, 0, "photos/scans.jpg"), ResourceExhausted);
+  // The limit is an option: raised, the same file decodes, to the flat grey it encodes.
+  const Tensor image = decode_jpeg(bomb, {.max_scans = 5000});
+  ASSERT_EQ(image.shape(), (Shape{64, 64, 1}));
+  for (uint8_t v : image.values<uint8_t>()) ASSERT_NEAR(v, 120, 2);
+  // 1 + 99 scans: within the default limit.
+  EXPECT_EQ(decode_jpeg(testing::many_scan_jpeg(64, 64, 99)).shape(), (Shape{64, 64, 1}));
+  EXPECT_THROW(decode_jpeg(testing::many_scan_jpeg(64, 64, 100)), ResourceExhausted);
+  EXPECT_FALSE(read_jpeg_header(encode_jpeg(picture(8, 8, 3))).progressive);
+  EXPECT_THROW(decode_jpeg(bomb, {.max_scans = 0}), InvalidArgument);
+}
+
+// Quadrants of known colours as 32 × 32 CMYK pixels: red, green, blue and 50% grey, as ink
+// values, stored inverted when `inverted` (Adobe's way).
+std::vector<uint8_t> cmyk_quadrants(bool inverted) {
+  const uint8_t inks[4][4] = {{0, 255, 255, 0}, {255, 0, 255, 0}, {255, 255, 0, 0}, {0, 0, 0, 128}};
+  std::vector<uint8_t> pixels;
+  for (int y = 0; y < 32; ++y) {
+    for (int x = 0; x < 32; ++x) {
+      for (uint8_t ink : inks[(y / 16) * 2 + x / 16]) {
+        pixels.push_back(inverted ? static_cast<uint8_t>(255 - ink) : ink);
+      }
+    }
+  }
+  return pixels;
+}
+
+// Valid CMYK and YCCK JPEGs (libjpeg cannot convert them to RGB itself) decode to RGB and grey.
+TEST(JpegTest, CmykAndYcckDecodeToRgb) {
+  const uint8_t expected[4][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {127, 127, 127}};
+  struct Case {
+    J_COLOR_SPACE space;
+    bool adobe;
+  };
+  for (const Case& c : {Case{JCS_CMYK, true}, Case{JCS_YCCK, true}, Case{JCS_CMYK, false}}) {
+    SCOPED_TRACE(std::string(c.space == JCS_CMYK ? "CMYK" : "YCCK") +
+                 (c.adobe ? " with" : " without") + " an Adobe marker");
+    const std::vector<uint8_t> pixels = cmyk_quadrants(/*inverted=*/c.adobe);
+    const std::string bytes = testing::libjpeg_encode({.pixels = pixels.data(),
+                                                       .height = 32,
+                                                       .width = 32,
+                                                       .components = 4,
+                                                       .in_space = JCS_CMYK,
+                                                       .jpeg_space = c.space,
+                                                       .adobe_marker = c.adobe,
+                                                       .quality = 98});
+    EXPECT_EQ(read_jpeg_header(bytes).channels, 3);
+    const Tensor rgb = decode_jpeg(bytes, {}, "cmyk.jpg");
+    ASSERT_EQ(rgb.shape(), (Shape{32, 32, 3}));
+    const Tensor gray = decode_jpeg(bytes, {.channels = 1});
+    ASSERT_EQ(gray.shape(), (Shape{32, 32, 1}));
+    for (int q = 0; q < 4; ++q) {
+      const int64_t at = (q / 2 * 16 + 8) * 32 + q % 2 * 16 + 8;  // The quadrant's centre.
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_NEAR(rgb.data<uint8_t>()[at * 3 + k], expected[q][k], 6) << "quadrant " << q;
+      }
+      const double luma = 0.299 * expected[q][0] + 0.587 * expected[q][1] + 0.114 * expected[q][2];
+      EXPECT_NEAR(gray.data<uint8_t>()[at], luma, 6) << "quadrant " << q;
+    }
+    // Scaled decoding converts too.
+    EXPECT_EQ(decode_jpeg(bytes, {.scale_denominator = 2}).shape(), (Shape{16, 16, 3}));
+    // Still "corrupt" when the data is.
+    const std::string cut = bytes.substr(0, bytes.size() - 8);
+    EXPECT_NE(error_of<DataLoss>([&] {
+                decode_jpeg(cut, {}, "cmyk.jpg");
+              }).find("cmyk.jpg: corrupt or truncated JPEG"),
+              std::string::npos);
+    // A header libjpeg gives up on leaves nothing behind in this thread's decoder: the next
+    // case still decodes.
+    EXPECT_THROW(decode_jpeg(bytes.substr(0, bytes.size() / 2)), InvalidArgument);
+  }
+}
+
 TEST(JpegTest, EncodeRefusesBadInput) {
   EXPECT_THROW(encode_jpeg(Tensor(DType::kFloat32, Shape{2, 2, 3})), InvalidArgument);
   EXPECT_THROW(encode_jpeg(Tensor(DType::kUInt8, Shape{2, 2, 2})), InvalidArgument);
@@ -195,6 +281,46 @@ TEST(PngTest, ChannelConversion) {
   EXPECT_EQ(rgba.data<uint8_t>()[0], rgb.data<uint8_t>()[0]);
   EXPECT_EQ(decode_png(bytes, 1).shape(), (Shape{8, 8, 1}));
   EXPECT_THROW(decode_png(bytes, 5), InvalidArgument);
+}
+
+// One pixel per value list, in a row: [1, n, channels].
+Tensor pixels(const std::vector<std::vector<uint8_t>>& values) {
+  const auto channels = static_cast<int64_t>(values[0].size());
+  Tensor t(DType::kUInt8, Shape{1, static_cast<int64_t>(values.size()), channels});
+  uint8_t* p = t.data<uint8_t>();
+  for (const auto& pixel : values) p = std::copy(pixel.begin(), pixel.end(), p);
+  return t;
+}
+
+TEST(PngTest, ToRgbRepeatsGreyAndDropsAlphaKeepingTheColours) {
+  // As tf.io.decode_png(channels=3) and Keras' color_mode="rgb" (PIL's convert("RGB")): the
+  // colour of a transparent pixel is kept, not composed onto black.
+  const Tensor rgba = pixels({{200, 100, 50, 0}, {10, 20, 30, 128}, {1, 2, 3, 255}});
+  EXPECT_TRUE(
+      decode_png(encode_png(rgba), 3).equals(pixels({{200, 100, 50}, {10, 20, 30}, {1, 2, 3}})));
+  const Tensor grey_alpha = pixels({{120, 0}, {60, 200}});
+  EXPECT_TRUE(
+      decode_png(encode_png(grey_alpha), 3).equals(pixels({{120, 120, 120}, {60, 60, 60}})));
+  EXPECT_TRUE(decode_png(encode_png(grey_alpha), 1).equals(pixels({{120}, {60}})));
+  EXPECT_TRUE(
+      decode_png(encode_png(pixels({{7}, {250}})), 3).equals(pixels({{7, 7, 7}, {250, 250, 250}})));
+  EXPECT_TRUE(decode_png(encode_png(rgba), 4).equals(rgba));
+  EXPECT_TRUE(decode_png(encode_png(grey_alpha), 4)
+                  .equals(pixels({{120, 120, 120, 0}, {60, 60, 60, 200}})));
+}
+
+TEST(PngTest, SixteenBitSamplesAreRescaledTo8Bits) {
+  // k * 257 is k in 8 bits (tf.io.decode_png keeps the high byte), not brightened as if linear.
+  const std::vector<uint16_t> grey = {0, 64 * 257, 128 * 257, 65535};
+  EXPECT_TRUE(
+      decode_png(testing::encode_png16(grey, 1, 4, 1)).equals(pixels({{0}, {64}, {128}, {255}})));
+  EXPECT_TRUE(decode_png(testing::encode_png16(grey, 1, 4, 1), 3)
+                  .equals(pixels({{0, 0, 0}, {64, 64, 64}, {128, 128, 128}, {255, 255, 255}})));
+  const std::vector<uint16_t> rgba = {64 * 257, 128 * 257, 192 * 257, 0,
+                                      10 * 257, 20 * 257,  30 * 257,  65535};
+  EXPECT_TRUE(decode_png(testing::encode_png16(rgba, 1, 2, 4), 3)
+                  .equals(pixels({{64, 128, 192}, {10, 20, 30}})));
+  EXPECT_EQ(read_png_header(testing::encode_png16(rgba, 1, 2, 4)).channels, 4);
 }
 
 // Offset of the chunk of `type` (its length field) in a PNG.
@@ -252,7 +378,8 @@ TEST(PngTest, HugeHeaderIsResourceExhausted) {
 }
 
 TEST(ImageTest, DecodeImageRefusesOtherFormats) {
-  const std::string message = error_of<InvalidArgument>([&] { decode_image("GIF89a....", 0, "x.gif"); });
+  const std::string message =
+      error_of<InvalidArgument>([&] { decode_image("GIF89a....", 0, "x.gif"); });
   EXPECT_NE(message.find("x.gif"), std::string::npos);
 }
 

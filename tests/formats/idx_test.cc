@@ -74,7 +74,8 @@ TEST_F(IdxTest, WrongMagicNamesFileAndOffset) {
 
 TEST_F(IdxTest, ZeroDimensionIsRefused) {
   testing::write_file(path("z"), be32(kIdxImagesMagic) + be32(2) + be32(0) + be32(3));
-  const std::string message = error_of<InvalidArgument>([&] { read_idx(path("z"), kIdxImagesMagic); });
+  const std::string message =
+      error_of<InvalidArgument>([&] { read_idx(path("z"), kIdxImagesMagic); });
   EXPECT_NE(message.find("dimension 1 is 0 at offset 8"), std::string::npos) << message;
 }
 
@@ -88,8 +89,7 @@ TEST_F(IdxTest, TruncationAtEveryOffsetIsDataLoss) {
       } else {
         testing::write_file(file, bytes.substr(0, cut));
       }
-      const std::string message =
-          error_of<DataLoss>([&] { read_idx(file, kIdxImagesMagic); });
+      const std::string message = error_of<DataLoss>([&] { read_idx(file, kIdxImagesMagic); });
       EXPECT_NE(message.find(file), std::string::npos) << message;
       EXPECT_NE(message.find("truncated at offset " + std::to_string(cut)), std::string::npos)
           << "cut " << cut << ": " << message;
@@ -130,6 +130,7 @@ TEST_F(IdxTest, DatasetYieldsImagesAndLabels) {
     EXPECT_EQ(e["label"].dtype(), DType::kInt64);
     EXPECT_EQ(e["label"].shape(), Shape{});
     EXPECT_EQ(e["label"].item<int64_t>(), expected[static_cast<size_t>(i)]);
+    EXPECT_EQ(e.origin().to_string(), path("images") + " record " + std::to_string(i));
     ++i;
   }
   EXPECT_EQ(i, 4);

@@ -10,11 +10,13 @@
 #include "formats/crc32c.h"
 #include "formats/tfrecord_reader.h"
 #include "formats/tfrecord_writer.h"
+#include "tests/formats/deflate.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
 namespace {
 
+using testing::deflate_bytes;
 using testing::hex;
 using testing::read_file;
 using testing::unhex;
@@ -196,6 +198,104 @@ TEST_F(TFRecordTest, ReadsForeignCompressedStreams) {
   write_file(path("a.zlib"), z);
   EXPECT_EQ(read_all(path("a.zlib"), Compression::kZlib),
             (std::vector<std::string>{"first", "second"}));
+}
+
+// A length field that passes its CRC but exceeds the maximum record size is refused from the
+// header, before a byte of the record is read or allocated, naming the file, the record and its
+// offset in the uncompressed stream.
+TEST_F(TFRecordTest, RecordOverTheMaximumSizeIsRefusedFromItsHeader) {
+  write_all(path("one"), {"abc"});
+  const std::string huge =
+      read_file(path("one")) + testing::tfrecord_header(uint64_t{1} << 40) + "zz";
+  write_file(path("huge"), huge);
+  write_file(path("huge.gz"), deflate_bytes(huge, 31));
+  for (const auto& [file, c] : {std::pair{path("huge"), Compression::kNone},
+                                std::pair{path("huge.gz"), Compression::kGzip}}) {
+    TFRecordReader reader(file, c);
+    std::string record;
+    ASSERT_TRUE(reader.read(record));
+    EXPECT_EQ(record, "abc");
+    const std::string message = testing::error_of<ResourceExhausted>([&] { reader.read(record); });
+    EXPECT_EQ(message,
+              "record at 19 declares 1099511627776 bytes, more than the maximum record "
+              "size of 268435456 bytes [file: " +
+                  file + ", record: 1]");
+    // The reader stays failed.
+    EXPECT_EQ(testing::error_of<ResourceExhausted>([&] { reader.read(record); }), message);
+  }
+  // The limit is an option; a record of exactly the limit is read.
+  write_all(path("sizes"), {std::string(64, 'a'), std::string(65, 'b')});
+  TFRecordReader reader(path("sizes"), {.max_record_size = 64});
+  std::string record;
+  ASSERT_TRUE(reader.read(record));
+  EXPECT_EQ(record.size(), 64u);
+  EXPECT_NE(testing::error_of<ResourceExhausted>([&] {
+              reader.read(record);
+            }).find("record at 80 declares 65 bytes"),
+            std::string::npos);
+  EXPECT_THROW(TFRecordReader(path("sizes"), {.max_record_size = 0}), InvalidArgument);
+}
+
+// A record declaring more bytes than the stream holds is truncated; read through a small buffer,
+// so the record is read straight from the stream in pieces, each checked as it arrives.
+TEST_F(TFRecordTest, LargeRecordsReadInPiecesAreCheckedWhole) {
+  std::string big(5 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 >> 7);
+  write_all(path("big.gz"), {"x", big, "y"}, Compression::kGzip);
+  EXPECT_EQ(read_all(path("big.gz"), Compression::kGzip, 4096),
+            (std::vector<std::string>{"x", big, "y"}));
+  write_all(path("big"), {big});
+  std::string bad = read_file(path("big"));
+  bad[12 + (9 << 19)] ^= 1;  // In the second piece.
+  write_file(path("bad"), bad);
+  EXPECT_EQ(read_until_error(path("bad"), Compression::kNone, nullptr, 4096),
+            "corrupted record at 12 [file: " + path("bad") + ", record: 0]");
+  write_file(path("short"), std::string_view(read_file(path("big"))).substr(0, 9 << 19));
+  EXPECT_EQ(read_until_error(path("short"), Compression::kNone, nullptr, 4096),
+            "truncated record at 0 [file: " + path("short") + ", record: 0]");
+}
+
+// Bad deflate data after good records: the records before it are read, then the error names the
+// offset in the compressed file and in the uncompressed stream.
+TEST_F(TFRecordTest, InflateErrorsNameTheCompressedAndUncompressedOffsets) {
+  write_all(path("plain"), {"first", "second"});
+  const std::string plain = read_file(path("plain"));
+  for (const auto& [bits, c] :
+       {std::pair{31, Compression::kGzip}, std::pair{15, Compression::kZlib}}) {
+    // After a full flush the next byte starts a block: 0xFF is a final block of type 3, which
+    // does not exist.
+    const std::string good = deflate_bytes(plain, bits, /*finish=*/false);
+    write_file(path("bad"), good + "\xFF\xFF\xFF\xFF");
+    std::vector<std::string> before;
+    const std::string message = read_until_error(path("bad"), c, &before);
+    SCOPED_TRACE(message);
+    EXPECT_EQ(before, (std::vector<std::string>{"first", "second"}));
+    EXPECT_EQ(message.rfind("inflate() failed with error -3: invalid block type", 0), 0u);
+    // inflate() has consumed the byte holding the bad block header.
+    EXPECT_NE(message.find(" at compressed offset " + std::to_string(good.size() + 1) +
+                           ", uncompressed offset " + std::to_string(plain.size()) +
+                           " [file: " + path("bad") + ", record: 2]"),
+              std::string::npos);
+    // The same bytes cut into the middle of a record: a truncated record, and why.
+    write_file(path("bad2"), deflate_bytes(plain.substr(0, 25), bits, false) + "\xFF");
+    before.clear();
+    const std::string cut = read_until_error(path("bad2"), c, &before);
+    EXPECT_EQ(before, (std::vector<std::string>{"first"}));
+    EXPECT_EQ(cut.rfind("truncated record at 21: inflate() failed with error -3", 0), 0u) << cut;
+    EXPECT_NE(cut.find("uncompressed offset 25 [file: " + path("bad2") + ", record: 1]"),
+              std::string::npos)
+        << cut;
+  }
+  // A stream that simply ends: the offsets of its end.
+  const std::string gz = deflate_bytes(plain, 31);
+  write_file(path("cut.gz"), gz.substr(0, gz.size() - 8));  // Without the gzip trailer.
+  const std::string message = read_until_error(path("cut.gz"), Compression::kGzip);
+  EXPECT_NE(message.find("truncated compressed stream (the file ends inside a ZLIB/GZIP stream) "
+                         "at compressed offset " +
+                         std::to_string(gz.size() - 8) + ", uncompressed offset " +
+                         std::to_string(plain.size())),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(TFRecordTest, DetectsGzipByMagicBytes) {

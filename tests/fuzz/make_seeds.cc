@@ -1,8 +1,10 @@
 // Writes the seed corpora of the fuzz targets, made with sluice's own writers (and libarchive's
 // and zlib's for the containers sluice only reads), so no binary seeds live in the repository.
 // Usage: make_seeds OUT_DIR. Creates OUT_DIR/<target>/ for tfrecord, example, idx, jpeg, png,
-// archive, keras_json, keras_weights and state. Targets that read an options byte first get seeds
-// with that byte in front of the file.
+// archive, checkpoint, keras_json, keras_weights and state. Each target also gets the hostile inputs the
+// readers must refuse within their limits (a record length of 2^40, a JPEG of too many scans, a
+// member inflating 1000 times, a checkpoint whose dimensions lie under a valid CRC). Targets that
+// read an options byte first get seeds with that byte in front of the file.
 #include <archive.h>
 #include <archive_entry.h>
 #include <zlib.h>
@@ -18,12 +20,17 @@
 
 #include "core/errors.h"
 #include "core/tensor.h"
+#include "estimator/checkpoint.h"
 #include "formats/jpeg.h"
 #include "formats/png.h"
 #include "formats/proto/example.pb.h"
 #include "formats/tfrecord_writer.h"
 #include "model/keras_json.h"
 #include "model/keras_weights.h"
+#include "tests/formats/deflate.h"
+#include "tests/formats/jpeg_writer.h"
+#include "tests/formats/padded_zip.h"
+#include "tests/fuzz/checkpoint_bytes.h"
 #include "tests/fuzz/keras_model.h"
 #include "tests/fuzz/state_fuzzing.h"
 
@@ -52,17 +59,7 @@ std::string with_byte(uint8_t first, std::string_view rest) {
 
 // GZIP (window bits 31) or ZLIB (15) around `raw`.
 std::string deflate(std::string_view raw, int window_bits) {
-  z_stream z{};
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, raw.size()) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  z.avail_in = static_cast<uInt>(raw.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
+  return sluice::testing::deflate_bytes(raw, window_bits);
 }
 
 sluice::Tensor gradient_image(int64_t height, int64_t width, int64_t channels) {
@@ -113,6 +110,11 @@ void tfrecord_seeds() {
     seed("tfrecord", std::string(k.name) + "-small-buffer", with_byte(k.index | 0x04, file));
     seed("tfrecord", std::string(k.name) + "-views", with_byte(k.index | 0x0c | 0x10, file));
   }
+  // A length of 2^40 with a valid CRC, then 4 MiB of zeros (GZIP) or two bytes.
+  const std::string huge = sluice::testing::tfrecord_header(uint64_t{1} << 40);
+  seed("tfrecord", "gzip-huge-length",
+       with_byte(2, sluice::testing::gzip_record_bomb(1ull << 40, 4)));
+  seed("tfrecord", "plain-huge-length", with_byte(0, huge + "zz"));
 }
 
 void example_seeds() {
@@ -156,6 +158,19 @@ void image_seeds() {
   seed("jpeg", "rgb-444-gray-out",
        with_byte(0x01, sluice::encode_jpeg(rgb, {.quality = 90, .chroma_downsampling = false})));
   seed("jpeg", "rgb-min-size", with_byte(0x1e, sluice::encode_jpeg(gradient_image(40, 33, 3))));
+  // A progressive JPEG of 150 scans (over the limit), and CMYK and YCCK ones.
+  seed("jpeg", "many-scans", with_byte(0, sluice::testing::many_scan_jpeg(32, 32, 150)));
+  std::vector<uint8_t> ink(16 * 16 * 4);
+  for (size_t i = 0; i < ink.size(); ++i) ink[i] = static_cast<uint8_t>(i * 11);
+  for (J_COLOR_SPACE space : {JCS_CMYK, JCS_YCCK}) {
+    seed("jpeg", space == JCS_CMYK ? "cmyk" : "ycck",
+         with_byte(0, sluice::testing::libjpeg_encode({.pixels = ink.data(),
+                                                       .height = 16,
+                                                       .width = 16,
+                                                       .components = 4,
+                                                       .in_space = JCS_CMYK,
+                                                       .jpeg_space = space})));
+  }
   for (int channels = 1; channels <= 4; ++channels) {
     const std::string png = sluice::encode_png(gradient_image(7, 11, channels), channels % 3 * 3);
     seed("png", "c" + std::to_string(channels), with_byte(static_cast<uint8_t>(channels), png));
@@ -218,6 +233,32 @@ void archive_seeds() {
        archive_bytes("tar", {{"a.txt", "alpha"}, {"b.txt", "", AE_IFREG, "a.txt"}}));
   seed("archive", "dotdot.zip", archive_bytes("zip", {{"../escape.txt", "x"}}));
   seed("archive", "link-out.tar", archive_bytes("tar", {{"out", "", AE_IFLNK, "../../x"}}));
+  // Members inflating 1000 times: 20 MiB of zeros behind a JPEG's first bytes.
+  const fs::path tmp = out_root / "tmp.zip";
+  sluice::testing::write_padded_zip(tmp.string(), {{"cats/a.jpg", "\xFF\xD8\xFF\xE0", 20},
+                                                   {"dogs/b.jpg", "\xFF\xD8\xFF\xE0", 1}});
+  seed("archive", "inflating.zip", read_all(tmp));
+  fs::remove(tmp);
+}
+
+void checkpoint_seeds() {
+  const fs::path tmp = out_root / "model.ckpt-1";
+  sluice::TensorMap tensors;
+  tensors.emplace("dense/kernel", gradient_image(3, 4, 2));
+  tensors.emplace("global_step", sluice::Tensor::scalar(int64_t{7}));
+  sluice::write_checkpoint_file(tmp.string(), tensors);
+  const std::string good = read_all(tmp);
+  fs::remove(tmp);
+  seed("checkpoint", "good", with_byte(0, good));
+  seed("checkpoint", "good-crc-rewritten", with_byte(1, good));
+  // Valid CRCs over dimensions that lie: 2^80 bytes, and 2^42 bytes claimed by 8.
+  const int64_t big = int64_t{1} << 40;
+  seed("checkpoint", "overflowing-dims",
+       with_byte(0, sluice::fuzzing::checkpoint_bytes("w", sluice::DType::kFloat32, {big, big}, 0,
+                                                      std::string(8, '\0'))));
+  seed("checkpoint", "absurd-dims",
+       with_byte(0, sluice::fuzzing::checkpoint_bytes("w", sluice::DType::kFloat32, {big},
+                                                      uint64_t{4} << 40, std::string(8, '\0'))));
 }
 
 void keras_seeds() {
@@ -255,6 +296,7 @@ int main(int argc, char** argv) {
     idx_seeds();
     image_seeds();
     archive_seeds();
+    checkpoint_seeds();
     keras_seeds();
     for (const auto& [name, input] : sluice::fuzzing::state_fuzz_seeds())
       seed("state", name, input);

@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "estimator/checkpoint.h"
 #include "tests/estimator/inputs.h"
 #include "tests/estimator/testing.h"
 #include "tests/formats/testing.h"
+#include "tests/fuzz/checkpoint_bytes.h"
 
 namespace sluice {
 namespace {
@@ -67,6 +69,37 @@ TEST_F(CheckpointBadInputTest, FlippedByteInTheLatestFallsBackToThePreviousSayin
   est.train(testing::separable_input(512, 8), {}, /*steps=*/2);
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(est.global_step(), 7);
+}
+
+// The CRC is valid, the dimensions absurd: the size is checked against the bytes present before
+// anything is allocated, and restoring falls back to the previous checkpoint as for any other
+// corrupt one.
+TEST_F(CheckpointBadInputTest, AbsurdDimensionsWithAValidCrcFallBackToThePrevious) {
+  const std::string latest = path("model.ckpt-15");
+  struct Case {
+    std::vector<int64_t> dims;
+    uint64_t byte_count;
+    const char* error;
+  };
+  const int64_t big = int64_t{1} << 40;
+  for (const Case& c : {
+           Case{{big, big}, 0, "dimensions of 'dense/kernel' overflow 64 bits of bytes"},
+           Case{{big}, uint64_t{4} << 40, "'dense/kernel' needs 4398046511104 bytes, more than"},
+           Case{{1 << 20, 1 << 20}, uint64_t{4} << 40, "'dense/kernel' needs 4398046511104"},
+           Case{{3, 3}, 36, "'dense/kernel' needs 36 bytes, more than the 8 left"},
+           Case{{3, 3}, 8, "byte count disagrees with shape of 'dense/kernel'"},
+       }) {
+    SCOPED_TRACE(c.error);
+    testing::write_file(latest, fuzzing::checkpoint_bytes("dense/kernel", DType::kFloat32, c.dims,
+                                                          c.byte_count, std::string(8, '\0')));
+    const std::string message = testing::error_of<DataLoss>([&] { read_checkpoint_file(latest); });
+    EXPECT_NE(message.find(c.error), std::string::npos) << message;
+    EXPECT_NE(message.find(latest), std::string::npos) << message;
+    auto [step, err] = evaluate();
+    EXPECT_EQ(step, 10);
+    EXPECT_NE(err.find("falling back to checkpoint " + path("model.ckpt-10")), std::string::npos)
+        << err;
+  }
 }
 
 TEST_F(CheckpointBadInputTest, MissingLatestFileFallsBackToThePreviousSayingSo) {

@@ -153,6 +153,27 @@ TEST(AUCTest, FlattensMultiOutputAndBroadcastsExampleWeights) {
   EXPECT_NEAR(m.result(), 1.0f, 1e-6);
 }
 
+TEST(MetricSumsTest, SharesMergedBySummingGiveTheMetricOfTheWhole) {
+  // Eight examples split 5 + 3 between two workers, as a sharded evaluation splits them.
+  const Tensor labels = Tensor::from_vector<int64_t>({0, 1, 1, 0, 1, 0, 1, 1});
+  const Tensor scores =
+      Tensor::from_vector<float>({0.1f, 0.8f, 0.4f, 0.3f, 0.9f, 0.6f, 0.7f, 0.2f}, Shape{8, 1});
+  for (const char* name : {"binary_accuracy", "auc", "mean"}) {
+    auto whole = make_metric(name);
+    auto first = make_metric(name);
+    auto second = make_metric(name);
+    whole->update_state(labels, scores);
+    first->update_state(labels.slice(0, 5), scores.slice(0, 5));
+    second->update_state(labels.slice(5, 8), scores.slice(5, 8));
+    std::vector<double> merged = first->sums();
+    const std::vector<double> other = second->sums();
+    ASSERT_EQ(merged.size(), other.size()) << name;
+    for (size_t i = 0; i < merged.size(); ++i) merged[i] += other[i];
+    first->set_sums(merged);
+    EXPECT_EQ(first->result(), whole->result()) << name;
+  }
+}
+
 TEST(MakeMetricTest, AccuracyFollowsTheLossAsKerasCompile) {
   EXPECT_NE(dynamic_cast<BinaryAccuracy*>(make_metric("accuracy", "binary_crossentropy").get()),
             nullptr);

@@ -261,7 +261,10 @@ TEST_F(MultiWorkerTrainTest, TwoWorkersReachTheWeightsOfTwoMirroredReplicas) {
             std::string::npos)
       << workers.output;
 
-  const auto expected = checkpoint(path("mirrored"));
+  // Each mirrored replica's own statistics ("replica_<r>/...") have no single-replica worker
+  // counterpart; everything else must agree.
+  auto expected = checkpoint(path("mirrored"));
+  std::erase_if(expected, [](const auto& entry) { return entry.first.rfind("replica_", 0) == 0; });
   const auto actual = checkpoint(path("workers"));
   ASSERT_EQ(actual.size(), expected.size());
   int compared = 0;

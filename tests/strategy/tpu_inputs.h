@@ -1,5 +1,4 @@
-// Input_fns with a static batch dimension for the TPUStrategy estimator tests, in their own file
-// because dataset/ and model/ headers cannot share a translation unit (estimator/input_pipeline.h).
+// Input_fns with a static batch dimension for the TPUStrategy estimator tests.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,13 @@
+"""tf.io's ops, run in C++: read_file, the image decoders and parse_example."""
+from ._ops import OpFactory
+from ._sluice import io as _io
+from .image import decode_image, decode_jpeg, decode_png
+
+FixedLenFeature = _io.FixedLenFeature
+VarLenFeature = _io.VarLenFeature
+read_file = OpFactory(_io.read_file)
+parse_example = OpFactory(_io.parse_example)
+parse_single_example = OpFactory(_io.parse_single_example)
+
+__all__ = ["FixedLenFeature", "VarLenFeature", "read_file", "parse_example",
+           "parse_single_example", "decode_image", "decode_jpeg", "decode_png"]

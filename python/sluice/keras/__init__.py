@@ -1,0 +1,2 @@
+"""Keras names for sluice: sluice.keras.preprocessing.image.ImageDataGenerator."""
+from . import preprocessing

@@ -1,0 +1,2 @@
+"""Keras preprocessing for sluice."""
+from . import image
