@@ -633,6 +633,22 @@ TEST_F(StateFilesTest, ATFRecordFileChangedSinceTheSaveIsFailedPreconditionNamin
   EXPECT_NE(message.find("does not parse"), std::string::npos) << message;
 }
 
+TEST_F(StateFilesTest, AStateOfAnotherFileListIsInvalidArgument) {
+  for (int i = 0; i < 4; ++i) testing::write_file(path("f" + std::to_string(i) + ".txt"), "x");
+  const std::string pattern = path("*.txt");
+  const std::string state = state_after(list_files(pattern, true, 1), 1);
+  // As many files, one of another name: the list's digest differs.
+  std::filesystem::rename(path("f3.txt"), path("g3.txt"));
+  Iterator renamed = list_files(pattern, true, 1).make_iterator();
+  std::string message = error_of<InvalidArgument>([&] { renamed.restore(state); });
+  EXPECT_NE(message.find("'shuffle/0:from_tensor_slices'"), std::string::npos) << message;
+  // One more file: the shuffle over all of them is another size.
+  testing::write_file(path("f4.txt"), "x");
+  Iterator more = list_files(pattern, true, 1).make_iterator();
+  message = error_of<InvalidArgument>([&] { more.restore(state); });
+  EXPECT_NE(message.find("buffer_size=5"), std::string::npos) << message;
+}
+
 // Same names, other bytes: the listing (and the plan) are alike, the archive is not.
 TEST_F(StateFilesTest, AnArchiveChangedSinceTheSaveIsFailedPreconditionNamingIt) {
   const std::string root = write_image_folder(3);
