@@ -70,24 +70,19 @@ Element read_element(ByteReader& in) {
     const auto type = static_cast<DType>(dtype);
     // Strings take at least their 8-byte length each.
     const uint64_t unit = type == DType::kString ? 8 : dtype_size(type);
+    // The element count as Shape computes it (left to right), every partial product in range.
     std::vector<int64_t> dims(rank);
     uint64_t count = 1;
-    bool empty = false, overflow = false;
     for (int64_t& d : dims) {
       d = in.get<int64_t>();
       if (d < 0) in.fail_at(at, str_cat("negative dimension ", d));
       const auto n = static_cast<uint64_t>(d);
-      if (n == 0) {
-        empty = true;
-      } else if (count > std::numeric_limits<uint64_t>::max() / n) {
-        overflow = true;
-      } else {
-        count *= n;
+      if (n != 0 && count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / n) {
+        in.fail_at(at, "a tensor of more elements than an int64 counts");
       }
+      count *= n;
     }
-    if (!empty && (overflow || count > in.remaining() / unit)) {
-      in.fail_at(at, "a tensor larger than the bytes left");
-    }
+    if (count > in.remaining() / unit) in.fail_at(at, "a tensor larger than the bytes left");
     if (type == DType::kString) {
       Tensor t(type, Shape(std::span<const int64_t>(dims)));
       for (std::string& s : t.values<std::string>()) {

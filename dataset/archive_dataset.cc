@@ -1,11 +1,11 @@
 #include "dataset/archive_dataset.h"
 
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
 
 #include "core/strings.h"
+#include "dataset/saved_file.h"
 #include "formats/archive.h"
 #include "formats/glob.h"
 #include "graph/stage.h"
@@ -56,7 +56,7 @@ class ArchiveSource final : public ElementSource {
     if (done_) return;
     writer.write_int("headers", headers_);
     writer.write_bytes("last_member", last_path_);
-    writer.write_int("archive_size", archive_size());
+    save_file_size(writer, "archive_size", path_);
   }
 
   // Reads past the saved number of headers again; an archive of another size, or whose header
@@ -66,12 +66,7 @@ class ArchiveSource final : public ElementSource {
     if (done_) return;
     const int64_t headers = reader.read_int("headers", 0, std::numeric_limits<int64_t>::max());
     const std::string last(reader.read_bytes("last_member"));
-    const int64_t saved_size = reader.read_int("archive_size");
-    if (archive_size() != saved_size) {
-      throw FailedPrecondition(str_cat("archive_dataset: ", path_, " has ", archive_size(),
-                                       " bytes where it had ", saved_size,
-                                       " when the iterator state was saved"));
-    }
+    check_file_size(reader, "archive_size", path_, "archive_dataset");
     reader_.emplace(path_);
     ArchiveEntry entry;
     for (headers_ = 0; headers_ < headers; ++headers_) {
@@ -90,13 +85,6 @@ class ArchiveSource final : public ElementSource {
   }
 
  private:
-  int64_t archive_size() const {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path_, ec);
-    if (ec) throw NotFound(str_cat("archive_dataset: ", path_, ": ", ec.message()));
-    return static_cast<int64_t>(size);
-  }
-
   std::string path_;
   std::string glob_;
   int64_t max_bytes_;

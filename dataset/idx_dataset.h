@@ -17,7 +17,8 @@ inline constexpr std::string_view kFashionMnistDir = "/usr/share/datasets/fashio
 // Both files are read (raw or .gz) and checked when the dataset is built, so errors come from
 // this call: those of read_idx (naming the file and offset), and InvalidArgument when the two
 // files disagree on the number of examples. The images live in memory (47 MB for 60000) and
-// elements share that buffer: iterating copies nothing.
+// elements share that buffer: iterating copies nothing. Its saved state is an index (a
+// from_tensor_slices), and a shuffle over it saves indices, not images.
 Dataset idx_dataset(const std::string& images_path, const std::string& labels_path);
 
 // split "train" (60000 examples) or "test" (10000) read from `dir` (by default

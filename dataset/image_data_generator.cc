@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/strings.h"
+#include "dataset/saved_file.h"
 #include "formats/archive.h"
 #include "formats/file_bytes.h"
 #include "formats/image.h"
@@ -94,11 +95,15 @@ class FlowSource final : public ElementSource {
 
   // The pass's seed and number (its order follows from them) and the position in it.
   void save(StateWriter& writer) const override {
+    if (!state_->archive.empty()) save_file_size(writer, "archive_size", state_->archive);
     writer.write_int("seed", static_cast<int64_t>(seed_));
     writer.write_int("pass", static_cast<int64_t>(pass_));
     writer.write_int("position", static_cast<int64_t>(position_));
   }
   void restore(const StateReader& reader) override {
+    if (!state_->archive.empty()) {
+      check_file_size(reader, "archive_size", state_->archive, "flow_from_directory");
+    }
     seed_ = static_cast<uint64_t>(reader.read_int("seed"));
     pass_ =
         static_cast<uint64_t>(reader.read_int("pass", 0, std::numeric_limits<int64_t>::max() - 1));

@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/random.h"
 #include "core/strings.h"
+#include "dataset/saved_file.h"
 #include "formats/archive.h"
 #include "formats/file_bytes.h"
 #include "formats/image.h"
@@ -372,8 +373,10 @@ class ArchiveFolderSource final : public ElementSource {
   void save(StateWriter& writer) const override {
     writer.write_int("done", done_ ? 1 : 0);
     writer.write_int("index", first_ + reader_.index());
+    save_file_size(writer, "archive_size", folder_->archive);
   }
   void restore(const StateReader& reader) override {
+    check_file_size(reader, "archive_size", folder_->archive, "image_folder");
     done_ = reader.read_bool("done");
     first_ = reader.read_int("index", 0, static_cast<int64_t>(folder_->members.size()));
     reader_ = OrderedMemberReader(

@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "core/strings.h"
+#include "dataset/saved_file.h"
 #include "formats/compression.h"
 #include "formats/tfrecord_reader.h"
 #include "graph/stage.h"
@@ -28,9 +29,7 @@ class TFRecordSource final : public ElementSource {
   bool next(Chunk& out, size_t max) override {
     const size_t start = out.size();
     if (pending_) {
-      Element element{std::move(*pending_)};
-      element.set_origin(ElementOrigin(source_, pending_record_));
-      out.push_back(Item{std::move(element), nullptr});
+      out.push_back(Item{std::move(*pending_), nullptr});
       pending_.reset();
     }
     while (out.size() - start < max) {
@@ -73,7 +72,7 @@ class TFRecordSource final : public ElementSource {
     const int64_t pending = pending_ ? 1 : 0;
     writer.write_int("offset", static_cast<int64_t>(pending ? pending_offset_ : reader_->offset()));
     writer.write_int("record", reader_->record_index() - pending);
-    writer.write_int("file_size", file_size(reader_->path()));
+    save_file_size(writer, "file_size", reader_->path());
   }
 
   // Reopens the file at the saved offset and reads the record there, which must parse: a file
@@ -87,21 +86,17 @@ class TFRecordSource final : public ElementSource {
     const auto offset =
         static_cast<uint64_t>(reader.read_int("offset", 0, std::numeric_limits<int64_t>::max()));
     const int64_t record = reader.read_int("record", 0, std::numeric_limits<int64_t>::max());
-    const int64_t saved_size = reader.read_int("file_size", 0, std::numeric_limits<int64_t>::max());
-    const int64_t size = file_size(path);
-    if (size < saved_size) {
-      throw FailedPrecondition(str_cat("TFRecordDataset: ", path, " has ", size,
-                                       " bytes, fewer than the ", saved_size,
-                                       " it had when the iterator state was saved"));
-    }
+    check_file_size(reader, "file_size", path, "TFRecordDataset", /*may_grow=*/true);
     try {
       reader_.emplace(path, options_);
       source_ = std::make_shared<const std::string>(path);
       reader_->seek(offset, record);
       Tensor next(DType::kString, Shape{});
-      if (reader_->read(*next.data<std::string>())) pending_ = std::move(next);
+      if (reader_->read(*next.data<std::string>())) {
+        pending_.emplace(Element{std::move(next)});
+        pending_->set_origin(ElementOrigin(source_, record));
+      }
       pending_offset_ = offset;
-      pending_record_ = record;
     } catch (const DataLoss& e) {
       throw FailedPrecondition(str_cat("TFRecordDataset: ", path,
                                        " changed since the iterator state was saved: the record "
@@ -111,21 +106,13 @@ class TFRecordSource final : public ElementSource {
   }
 
  private:
-  static int64_t file_size(const std::string& path) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw NotFound(str_cat("TFRecordDataset: ", path, ": ", ec.message()));
-    return static_cast<int64_t>(size);
-  }
-
   std::shared_ptr<const std::vector<std::string>> files_;
   TFRecordReaderOptions options_;
   size_t next_file_ = 0;
   std::optional<TFRecordReader> reader_;
   std::shared_ptr<const std::string> source_;  // The open file's name, the records' origin.
-  std::optional<Tensor> pending_;  // The record a restore read to check the file.
+  std::optional<Element> pending_;  // The record a restore read to check the file.
   uint64_t pending_offset_ = 0;
-  int64_t pending_record_ = 0;
 };
 
 Dataset files_dataset(std::shared_ptr<const std::vector<std::string>> files,

@@ -84,6 +84,7 @@ class InterleaveIterator final : public StageIterator {
   }
 
   void save_internal(StateWriter& writer) override {
+    writer.write_int("cycle_length", static_cast<int64_t>(slots_.size()));
     writer.write_int("input_ended", input_ended_ ? 1 : 0);
     writer.write_int("input_index", input_index_);
     writer.write_int("current", static_cast<int64_t>(current_));
@@ -103,6 +104,17 @@ class InterleaveIterator final : public StageIterator {
   }
 
   void restore_internal(const StateReader& reader) override {
+    // The order depends on the cycle length, which AUTOTUNE takes from the thread budget.
+    const int64_t cycle = reader.read_int("cycle_length", 1, std::numeric_limits<int64_t>::max());
+    if (cycle != static_cast<int64_t>(slots_.size())) {
+      throw InvalidArgument(str_cat("interleave: the iterator state was saved with a cycle of ",
+                                    cycle, " datasets, this iterator has ", slots_.size(),
+                                    node_.cycle_length_ == kAutotune
+                                        ? " (cycle_length AUTOTUNE is the thread budget: restore "
+                                          "with the same Options::threads,"
+                                          " or give cycle_length)"
+                                        : ""));
+    }
     input_ended_ = reader.read_bool("input_ended");
     input_index_ = reader.read_int("input_index", 0, std::numeric_limits<int64_t>::max());
     current_ =

@@ -48,12 +48,10 @@ void restore_steps(std::vector<BoundStep>& steps, const StateReader& reader) {
   }
 }
 
+// Not the seeds: the state holds the seeds drawn, which a restore takes whatever seed the map
+// was given (a flow_from_directory without a seed gives its map a fresh one in each process).
 std::string steps_parameters(const std::vector<MapStep>& steps) {
-  std::string out = str_cat("functions=", steps.size());
-  for (const MapStep& step : steps) {
-    out += step.seed ? str_cat(", seed=", *step.seed) : std::string(", seed=none");
-  }
-  return out;
+  return str_cat("functions=", steps.size());
 }
 
 // Runs the steps on one item in place; an exception becomes the item's error, naming the element

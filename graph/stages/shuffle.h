@@ -11,9 +11,11 @@
 // drawn, the buffer already fills with epoch k+1 (tf.data's shuffle "slices").
 // Both buffer at most buffer_size elements.
 //
-// Saved state: the buffer's elements (shuffle_and_repeat's by epoch), the generator's state and
-// pass, the elements read ahead from the input (at most 64), and the input's state; the epochs
-// opened for shuffle_and_repeat. Restoring sets the node's pass counter after the saved pass.
+// Saved state: the buffer (shuffle_and_repeat's by epoch), the generator's state and pass, and
+// the input's position; the epochs opened for shuffle_and_repeat. Over range or
+// from_tensor_slices, whose element i is a function of i, the buffer holds indices and saves them
+// (4 bytes each); over any other input it holds elements and saves them, with the elements read
+// ahead from the input (at most 64). Restoring sets the node's pass counter after the saved pass.
 #pragma once
 
 #include <atomic>

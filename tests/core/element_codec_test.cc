@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -72,6 +73,13 @@ TEST(ElementCodecTest, BadBytesAreDataLossNamingTheOffset) {
   std::memcpy(huge.data() + 4 + 4, &dim, sizeof(dim));
   StringByteReader in(huge, "huge");
   EXPECT_THROW(read_element(in), DataLoss);
+  // Found by the state fuzzer: huge dimensions before a zero one hold no elements, but their
+  // product overflows Shape's count on the way.
+  std::string empty;
+  append_element(empty, Element{Tensor(DType::kFloat32, Shape{0, 0, 0})});
+  for (int d = 0; d < 2; ++d) std::memcpy(empty.data() + 8 + 8 * d, &dim, sizeof(dim));
+  StringByteReader overflowing(empty, "overflowing");
+  EXPECT_THROW(read_element(overflowing), DataLoss);
 }
 
 }  // namespace

@@ -234,6 +234,38 @@ TEST(StateTest, Interleave) {
   }
 }
 
+// A training run may resume on a machine of another size: parallelism changes nothing but
+// interleave's AUTOTUNE cycle, which is refused naming the thread budget.
+TEST(StateTest, AStateRestoresUnderAnotherThreadBudget) {
+  auto make = [] {
+    return Dataset::range(200)
+        .shuffle(50, 1)
+        .map(noisy, {.num_parallel_calls = kAutotune, .seed = 2})
+        .batch(8)
+        .prefetch(kAutotune);
+  };
+  const std::vector<std::string> straight = testing::collect_keys(make(), testing::threads(2));
+  Iterator it = make().make_iterator(testing::threads(8));
+  std::vector<std::string> got = testing::outputs(it, 7);
+  const std::string state = it.save();
+  Iterator restored = make().make_iterator(testing::threads(1));
+  restored.restore(state);
+  const std::vector<std::string> rest = testing::outputs(restored);
+  got.insert(got.end(), rest.begin(), rest.end());
+  EXPECT_EQ(testing::first_difference(got, straight), "");
+
+  auto interleaved = [] {
+    return Dataset::range(6).interleave(
+        [](const Tensor& x) { return Dataset::range(x.item<int64_t>()); });
+  };
+  Iterator four = interleaved().make_iterator(testing::threads(4));
+  four.next();
+  const std::string autotuned = four.save();
+  Iterator other = interleaved().make_iterator(testing::threads(1));
+  const std::string message = error_of<InvalidArgument>([&] { other.restore(autotuned); });
+  EXPECT_NE(message.find("Options::threads"), std::string::npos) << message;
+}
+
 TEST(StateTest, WithOptions) {
   expect_resumes([] {
     return Dataset::range(30)
@@ -599,6 +631,42 @@ TEST_F(StateFilesTest, ATFRecordFileChangedSinceTheSaveIsFailedPreconditionNamin
   const std::string message = error_of<FailedPrecondition>([&] { it.restore(state); });
   EXPECT_NE(message.find(files[1]), std::string::npos) << message;
   EXPECT_NE(message.find("does not parse"), std::string::npos) << message;
+}
+
+TEST_F(StateFilesTest, AStateOfAnotherFileListIsInvalidArgument) {
+  for (int i = 0; i < 4; ++i) testing::write_file(path("f" + std::to_string(i) + ".txt"), "x");
+  const std::string pattern = path("*.txt");
+  const std::string state = state_after(list_files(pattern, true, 1), 1);
+  // As many files, one of another name: the list's digest differs.
+  std::filesystem::rename(path("f3.txt"), path("g3.txt"));
+  Iterator renamed = list_files(pattern, true, 1).make_iterator();
+  std::string message = error_of<InvalidArgument>([&] { renamed.restore(state); });
+  EXPECT_NE(message.find("'shuffle/0:from_tensor_slices'"), std::string::npos) << message;
+  // One more file: the shuffle over all of them is another size.
+  testing::write_file(path("f4.txt"), "x");
+  Iterator more = list_files(pattern, true, 1).make_iterator();
+  message = error_of<InvalidArgument>([&] { more.restore(state); });
+  EXPECT_NE(message.find("buffer_size=5"), std::string::npos) << message;
+}
+
+// Same names, other bytes: the listing (and the plan) are alike, the archive is not.
+TEST_F(StateFilesTest, AnArchiveChangedSinceTheSaveIsFailedPreconditionNamingIt) {
+  const std::string root = write_image_folder(3);
+  const std::string zip = path("images.zip");
+  testing::zip_directory(root, zip);
+  auto folder = [&zip] { return decode_image_folder(image_folder(zip, {.verbose = false}), 3); };
+  auto members = [&zip] { return archive_dataset(zip); };
+  const std::string folder_state = state_after(folder(), 2);
+  const std::string members_state = state_after(members().batch(2), 1);
+  testing::write_file(root + "/bees/1.png", encode_png(gradient(9, 9, 3, 1)));
+  testing::zip_directory(root, zip);
+  for (auto [make, state] :
+       {std::pair{std::function<Dataset()>(folder), folder_state},
+        std::pair{std::function<Dataset()>([&] { return members().batch(2); }), members_state}}) {
+    Iterator it = make().make_iterator();
+    const std::string message = error_of<FailedPrecondition>([&] { it.restore(state); });
+    EXPECT_NE(message.find(zip), std::string::npos) << message;
+  }
 }
 
 }  // namespace
