@@ -148,15 +148,13 @@ ModelChoice from_json(const nlohmann::json& j) {
   return c;
 }
 
-// A --data that names a file or folder is kept as an absolute path, so a resume or an evaluate
-// from another directory finds it.
+}  // namespace
+
 std::string absolute_data(const std::string& data) {
   std::error_code ec;
   if (data == "fashion-mnist" || !std::filesystem::exists(data, ec)) return data;
   return std::filesystem::absolute(data).lexically_normal().string();
 }
-
-}  // namespace
 
 ModelChoice resume_choice(const ModelChoice& kept, const ModelChoice& flags,
                           const std::vector<std::string>& given, const std::string& model_dir) {
@@ -206,12 +204,30 @@ bool has_model_choice(const std::string& model_dir) {
          std::filesystem::exists(std::filesystem::path(model_dir) / kChoiceFile, ec);
 }
 
-std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir) {
+namespace {
+
+std::optional<TensorMap> latest_checkpoint(const std::string& model_dir) {
   std::error_code ec;
   if (model_dir.empty() || !std::filesystem::exists(model_dir, ec)) return std::nullopt;
-  const auto restored = CheckpointManager(model_dir, 0).restore_latest();
+  auto restored = CheckpointManager(model_dir, 0).restore_latest();
   if (!restored) return std::nullopt;
-  return restored->tensors.at("global_step").item<int64_t>();
+  return std::move(restored->tensors);
+}
+
+}  // namespace
+
+std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir) {
+  const auto tensors = latest_checkpoint(model_dir);
+  if (!tensors) return std::nullopt;
+  return tensors->at("global_step").item<int64_t>();
+}
+
+std::optional<std::string> latest_input_state(const std::string& model_dir) {
+  const auto tensors = latest_checkpoint(model_dir);
+  if (!tensors || !tensors->count("input/state")) return std::nullopt;
+  const Tensor& bytes = tensors->at("input/state");
+  return std::string(static_cast<const char*>(bytes.raw_data()),
+                     static_cast<size_t>(bytes.byte_size()));
 }
 
 ModelChoice load_model_choice(const std::string& model_dir) {

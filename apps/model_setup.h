@@ -38,6 +38,11 @@ struct ModelChoice {
   std::vector<std::string> class_names;
 };
 
+// A --data (or --model file) that names an existing file or folder as an absolute path, so that a
+// resumed run, an evaluate from another directory, and the input's saved position (whose plan
+// holds the paths it reads) all see the same data; anything else unchanged.
+std::string absolute_data(const std::string& data);
+
 // The --flags that set each ModelChoice field a run keeps in model_dir: a resumed run takes the
 // kept value where the flag is not given, and a given flag that differs is an error naming both.
 // `given` holds the flag names the user gave ("--batch", ...).
@@ -61,5 +66,7 @@ bool has_model_choice(const std::string& model_dir);
 
 // The global step of the newest readable checkpoint in model_dir, nullopt when it has none.
 std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir);
+// The input position that checkpoint saved (Estimator::state's "input/state"), nullopt when none.
+std::optional<std::string> latest_input_state(const std::string& model_dir);
 
 }  // namespace sluice::app

@@ -24,6 +24,7 @@
 #include "estimator/basic_session_run_hooks.h"
 #include "estimator/checkpoint.h"
 #include "estimator/estimator.h"
+#include "estimator/input_pipeline.h"
 #include "estimator/profiler_hook.h"
 #include "estimator/progress_hook.h"
 #include "model/keras_weights.h"
@@ -144,23 +145,25 @@ void check_flags(const TrainFlags& flags, const std::vector<std::string>& given)
   }
 }
 
-// The run's batches from global step `first_step` on: epoch e shuffled with its own seed, the
-// resumed epoch without the batches it already trained on (recomputed and dropped: the pipeline
-// is deterministic, so what follows is exactly what a straight run would read), one epoch after
-// another so that only one epoch's pipeline runs at a time.
-InputFn run_input(const TrainData& data, uint64_t seed, int64_t steps_per_epoch, int64_t first_step,
-                  int64_t epochs) {
-  const int64_t first_epoch = first_step / steps_per_epoch;
-  const int64_t done_in_epoch = first_step % steps_per_epoch;
+// The run's batches, epoch after epoch (each shuffled with its own seed, one epoch's pipeline
+// running at a time), as one plan whatever step the run starts at, so that the input position a
+// checkpoint saved restores into any later run of the same command. Given a global step
+// `skip_to` (for a checkpoint without such a position), the epochs before it are empty and its
+// own epoch's batches before it are recomputed and dropped: exact too, the pipeline being
+// deterministic, but slower.
+InputFn run_input(const TrainData& data, uint64_t seed, int64_t steps_per_epoch, int64_t epochs,
+                  int64_t skip_to) {
+  const int64_t first_epoch = skip_to / steps_per_epoch;
+  const int64_t done_in_epoch = skip_to % steps_per_epoch;
   return [train = data.train, seed, first_epoch, done_in_epoch, epochs] {
-    return Dataset::range(first_epoch, epochs)
-        .interleave(
-            [train, seed, first_epoch, done_in_epoch](const Tensor& epoch) {
-              const int64_t e = epoch.item<int64_t>();
-              const Dataset batches = train(mix_seed(seed, static_cast<uint64_t>(e)))();
-              return e == first_epoch ? batches.skip(done_in_epoch) : batches;
-            },
-            {.cycle_length = 1});
+    return Dataset::range(0, epochs).interleave(
+        [train, seed, first_epoch, done_in_epoch](const Tensor& epoch) {
+          const int64_t e = epoch.item<int64_t>();
+          const Dataset batches = train(mix_seed(seed, static_cast<uint64_t>(e)))();
+          if (e < first_epoch) return batches.take(0);
+          return e == first_epoch && done_in_epoch > 0 ? batches.skip(done_in_epoch) : batches;
+        },
+        {.cycle_length = 1});
   };
 }
 
@@ -175,6 +178,7 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   // that contradicts them is an error. Nothing is written there until the whole configuration
   // (data, model, strategy) is known to be valid.
   ModelChoice choice = flags.choice;
+  choice.data = absolute_data(choice.data);
   const bool resuming = has_model_choice(flags.model_dir);
   if (resuming) {
     choice =
@@ -247,7 +251,15 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   config.steps_per_execution = flags.steps_per_execution;
   if (flags.threads > 0) config.input_options.threads = flags.threads;
   config.train_distribute = strategy;
-  const InputFn input = run_input(data, choice.seed, steps_per_epoch, restored, epochs);
+  // The run's whole input; a checkpoint that saved its position continues it there exactly and
+  // at once. Without one (an older checkpoint, several workers, another --epochs), the resumed
+  // epoch's batches already trained on are read again and dropped: exact too, but slower.
+  InputFn input = run_input(data, choice.seed, steps_per_epoch, epochs, 0);
+  bool input_restored = false;
+  if (const auto position = restored > 0 ? latest_input_state(flags.model_dir) : std::nullopt) {
+    input_restored = InputPipeline(input, config.input_options).restore_state(*position);
+  }
+  if (!input_restored) input = run_input(data, choice.seed, steps_per_epoch, epochs, restored);
   config.eval_distribute = config.train_distribute;
   // Layers take the policy when they are made: the Estimator's model and every replica's.
   set_global_policy(Policy(flags.mixed_precision));
@@ -281,10 +293,13 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   }
   if (restored > 0 && restored < last_step) {
     std::printf(
-        "Resuming from model.ckpt-%lld: epoch %lld/%lld, step %lld of %lld in it\n",
+        "Resuming from model.ckpt-%lld: epoch %lld/%lld, step %lld of %lld in it (%s)\n",
         static_cast<long long>(restored), static_cast<long long>(restored / steps_per_epoch + 1),
         static_cast<long long>(epochs), static_cast<long long>(restored % steps_per_epoch + 1),
-        static_cast<long long>(steps_per_epoch));
+        static_cast<long long>(steps_per_epoch),
+        input_restored ? "the input continues from its saved position"
+                       : "the checkpoint holds no position of this input: the epoch's batches "
+                         "before it are read again and dropped");
   } else if (restored >= last_step) {
     std::printf("Nothing to train: %s is at global step %lld, and this run ends at %lld\n",
                 estimator.model_dir().c_str(), static_cast<long long>(restored),
@@ -335,8 +350,10 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
 
   Report report;
   report.add("epochs", static_cast<long long>(epochs));
-  report.add("steps", static_cast<long long>(estimator.global_step() - restored));
-  report.add("global_step", static_cast<long long>(estimator.global_step()));
+  // Without training the model was not restored: the checkpoint's step is the global step.
+  const int64_t global_step = restored < last_step ? estimator.global_step() : restored;
+  report.add("steps", static_cast<long long>(global_step - restored));
+  report.add("global_step", static_cast<long long>(global_step));
   report.add("train_seconds", train_seconds, 2);
   report.add("examples_per_sec", train_seconds > 0 ? double(examples) / train_seconds : 0.0, 0);
   if (test) {

@@ -127,7 +127,9 @@ class Estimator {
   Optimizer& optimizer() { return *spec_.optimizer; }
 
   // The training state as checkpoint tensors: "global_step", "rng/seed", "model/<parameter
-  // path>", "optimizer/<state key>".
+  // path>", "optimizer/<state key>", and while train() runs on one worker with an input that can
+  // save its position, "input/state" (Iterator::save): the next train() restores it into its
+  // input, so a resumed run reads on exactly where the checkpoint was taken.
   TensorMap state() const;
   // Restores a state() map. Throws NotFound naming a missing parameter, InvalidArgument for a
   // shape or dtype that disagrees with the model.
@@ -155,6 +157,10 @@ class Estimator {
   std::unique_ptr<Strategy> local_strategy_;
   // Each replica's own statistics from the restored checkpoint, for replicas made after it.
   std::map<std::string, Tensor> replica_statistics_;
+  // The input's position the restored checkpoint saved ("" when none), restored into the next
+  // train() call's input; and that call's input while it runs, whose position state() saves.
+  std::string restored_input_state_;
+  InputPipeline* training_input_ = nullptr;
   Strategy& train_strategy();
   Strategy& eval_strategy();
   Strategy& local_strategy();

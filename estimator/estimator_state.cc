@@ -24,6 +24,17 @@ TensorMap Estimator::state() const {
     state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
   }
   if (train_replicas_) state.merge(train_replicas_->replica_statistics());
+  // The input's position, so that a resumed run reads on exactly where this one stood. One
+  // worker's alone would not do for several, which each read a share.
+  const bool one_worker = !config_.train_distribute || config_.train_distribute->num_workers() == 1;
+  if (training_input_ && one_worker) {
+    if (const auto position = training_input_->save_state()) {
+      // Checkpoints hold numbers: the blob goes in as its bytes.
+      Tensor bytes(DType::kUInt8, Shape{static_cast<int64_t>(position->size())});
+      std::memcpy(bytes.raw_data(), position->data(), position->size());
+      state.emplace("input/state", std::move(bytes));
+    }
+  }
   for (auto& [key, tensor] : spec_.optimizer->state()) {
     state.emplace("optimizer/" + key, std::move(tensor));
   }
@@ -74,6 +85,11 @@ void Estimator::load_state(const TensorMap& state) {
       layer.set_random_state(static_cast<uint64_t>(it->second.item<int64_t>()));
     }
   }
+  const auto input = state.find("input/state");
+  restored_input_state_ = input != state.end() && input->second.dtype() == DType::kUInt8
+                              ? std::string(static_cast<const char*>(input->second.raw_data()),
+                                            static_cast<size_t>(input->second.byte_size()))
+                              : std::string();
   replica_statistics_.clear();
   for (const auto& [key, tensor] : state) {
     if (key.rfind("replica_", 0) == 0) replica_statistics_.emplace(key, tensor);

@@ -1,10 +1,13 @@
 #include "estimator/input_pipeline.h"
 
+#include "core/errors.h"
 #include "dataset/dataset.h"
 
 namespace sluice {
 
 struct InputPipeline::Impl {
+  Dataset dataset;  // With the prefetch, as iterated.
+  Options options;
   Iterator iterator;
 };
 
@@ -20,8 +23,11 @@ Dataset validated(const InputFn& input_fn, const std::function<void(const Datase
 
 InputPipeline::InputPipeline(const InputFn& input_fn, const Options& options,
                              const std::function<void(const Dataset&)>& validate)
-    : impl_(std::make_unique<Impl>(
-          Impl{validated(input_fn, validate).prefetch(2).make_iterator(options)})) {}
+    : impl_([&] {
+        Dataset dataset = validated(input_fn, validate).prefetch(2);
+        Iterator iterator = dataset.make_iterator(options);
+        return std::make_unique<Impl>(Impl{std::move(dataset), options, std::move(iterator)});
+      }()) {}
 
 InputPipeline::~InputPipeline() = default;
 InputPipeline::InputPipeline(InputPipeline&&) noexcept = default;
@@ -30,5 +36,21 @@ InputPipeline& InputPipeline::operator=(InputPipeline&&) noexcept = default;
 std::optional<Element> InputPipeline::next() { return impl_->iterator.next(); }
 
 std::vector<StageStatsSnapshot> InputPipeline::stats() const { return impl_->iterator.stats(); }
+
+std::optional<std::string> InputPipeline::save_state() {
+  if (!impl_->dataset.is_checkpointable()) return std::nullopt;
+  return impl_->iterator.save();
+}
+
+bool InputPipeline::restore_state(std::string_view state) {
+  try {
+    impl_->iterator.restore(state);
+    return true;
+  } catch (const InvalidArgument&) {
+    // A failed restore leaves the iterator refusing to run: start a fresh one.
+    impl_->iterator = impl_->dataset.make_iterator(impl_->options);
+    return false;
+  }
+}
 
 }  // namespace sluice

@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/element.h"
@@ -39,6 +41,14 @@ class InputPipeline {
 
   // The running iterator's per-stage statistics (graph/stats.h), the prefetch included.
   std::vector<StageStatsSnapshot> stats() const;
+
+  // The input's position (Iterator::save, the prefetched batches included), or nullopt when its
+  // dataset cannot save one (Dataset::is_checkpointable).
+  std::optional<std::string> save_state();
+  // Continues from a position save_state() gave. REQUIRES: no batch taken yet. Returns false,
+  // with the input at its start, when `state` is of another pipeline (a different plan); the
+  // other errors of Iterator::restore propagate.
+  bool restore_state(std::string_view state);
 
  private:
   struct Impl;

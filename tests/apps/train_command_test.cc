@@ -407,6 +407,9 @@ void expect_killed_run_resumes_exactly(const std::string& name, const std::strin
   EXPECT_NE(std::find(before.begin(), before.end(), std::stoll(resumed)), before.end());
   EXPECT_NE(again.output.find("Resuming from model.ckpt-" + resumed), std::string::npos)
       << again.output;
+  // The checkpoint saved the input's position, and the same command's input continues there.
+  EXPECT_NE(again.output.find("the input continues from its saved position"), std::string::npos)
+      << again.output;
   EXPECT_EQ(field(again.last_line, "global_step"), "600");
   const std::string last = "model.ckpt-600";
   const std::string straight_bytes =
