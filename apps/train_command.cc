@@ -248,6 +248,7 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   config.save_checkpoints_steps =
       flags.save_checkpoints_steps > 0 ? flags.save_checkpoints_steps : steps_per_epoch;
   config.keep_checkpoint_max = 5;
+  config.checkpoint_input_pipeline = true;
   config.steps_per_execution = flags.steps_per_execution;
   if (flags.threads > 0) config.input_options.threads = flags.threads;
   config.train_distribute = strategy;

@@ -229,14 +229,14 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
 
   InputPipeline input = make_input(input_fn, config_.train_distribute.get());
   session.set_input(&input);
-  if (!restored_input_state_.empty()) {
+  if (config_.checkpoint_input_pipeline && !restored_input_state_.empty()) {
     log(input.restore_state(restored_input_state_)
             ? "Continuing the input from the position the checkpoint saved."
             : "The checkpoint's input position is of another pipeline: the input starts from its "
               "beginning.");
   }
   // Checkpoints written during this call hold the input's position (see state()).
-  training_input_ = &input;
+  if (config_.checkpoint_input_pipeline) training_input_ = &input;
   struct Forget {
     InputPipeline*& input;
     ~Forget() { input = nullptr; }

@@ -127,9 +127,10 @@ class Estimator {
   Optimizer& optimizer() { return *spec_.optimizer; }
 
   // The training state as checkpoint tensors: "global_step", "rng/seed", "model/<parameter
-  // path>", "optimizer/<state key>", and while train() runs on one worker with an input that can
-  // save its position, "input/state" (Iterator::save): the next train() restores it into its
-  // input, so a resumed run reads on exactly where the checkpoint was taken.
+  // path>", "optimizer/<state key>", and with RunConfig::checkpoint_input_pipeline, while train()
+  // runs on one worker with an input that can save its position, "input/state" (Iterator::save):
+  // the next train() restores it into its input, so a resumed run reads on exactly where the
+  // checkpoint was taken.
   TensorMap state() const;
   // Restores a state() map. Throws NotFound naming a missing parameter, InvalidArgument for a
   // shape or dtype that disagrees with the model.

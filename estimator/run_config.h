@@ -25,6 +25,10 @@ struct RunConfig {
   std::optional<double> save_checkpoints_secs;
   // The newest N checkpoints are kept, older ones deleted; 0 keeps all.
   int64_t keep_checkpoint_max = 5;
+  // Checkpoints also hold the training input's position, and train() continues its input from the
+  // restored one (tf.data.experimental.CheckpointInputPipelineHook): for a run resumed with the
+  // same input_fn. Off, every train() call reads its input_fn from the start, as an Estimator's.
+  bool checkpoint_input_pipeline = false;
   // Period in global steps of the global_step/sec summary and of the "loss = …, step = …" log
   // line; 0 disables both.
   int64_t log_step_count_steps = 100;
