@@ -25,27 +25,8 @@ struct EvaluateFlags {
 void run_evaluate(const EvaluateFlags& flags) {
   const auto limit = limit_threads(flags.threads);
   ModelChoice choice = load_model_choice(flags.model_dir);
-  if (!flags.data.empty()) choice.data = flags.data;
   if (flags.batch > 0) choice.batch = flags.batch;
-  // Data given for evaluation is all held out unless it has a test split of its own; the
-  // training data is evaluated on the split the training run held out.
-  const TrainData data = open_train_data(
-      choice.data,
-      DataOptions{.batch = choice.batch,
-                  .validation_split = flags.data.empty() ? choice.validation_split : 0.0,
-                  .seed = choice.seed,
-                  .image_size = choice.image_size,
-                  .grayscale = choice.grayscale,
-                  .classes = choice.class_names,
-                  .all_held_out = !flags.data.empty()});
-  if (!data.test) {
-    throw InvalidArgument("--model-dir " + flags.model_dir + " was trained on " + choice.data +
-                          ", which has no held-out split; give --data to evaluate on");
-  }
-  if (!latest_checkpoint_step(flags.model_dir)) {
-    throw NotFound("no checkpoint in --model-dir " + flags.model_dir +
-                   ": nothing to evaluate (train into it first)");
-  }
+  const TrainData data = open_evaluation_data(choice, flags.data, flags.model_dir, "evaluate");
   RunConfig config;
   config.model_dir = flags.model_dir;
   if (flags.threads > 0) config.input_options.threads = flags.threads;

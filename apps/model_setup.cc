@@ -216,6 +216,29 @@ std::optional<TensorMap> latest_checkpoint(const std::string& model_dir) {
 
 }  // namespace
 
+TrainData open_evaluation_data(const ModelChoice& choice, const std::string& data_flag,
+                               const std::string& model_dir, const std::string& verb) {
+  const bool given = !data_flag.empty();
+  TrainData data =
+      open_train_data(given ? data_flag : choice.data,
+                      DataOptions{.batch = choice.batch,
+                                  .validation_split = given ? 0.0 : choice.validation_split,
+                                  .seed = choice.seed,
+                                  .image_size = choice.image_size,
+                                  .grayscale = choice.grayscale,
+                                  .classes = choice.class_names,
+                                  .all_held_out = given});
+  if (!data.test) {
+    throw InvalidArgument("--model-dir " + model_dir + " was trained on " + choice.data +
+                          ", which has no held-out split; give --data to " + verb);
+  }
+  if (!latest_checkpoint_step(model_dir)) {
+    throw NotFound("no checkpoint in --model-dir " + model_dir + ": nothing to " + verb +
+                   " (train into it first)");
+  }
+  return data;
+}
+
 std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir) {
   const auto tensors = latest_checkpoint(model_dir);
   if (!tensors) return std::nullopt;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/train_data.h"
 #include "estimator/estimator.h"
 
 namespace sluice::app {
@@ -63,6 +64,13 @@ ModelSpec make_model_spec(const ModelChoice& choice);
 void save_model_choice(const std::string& model_dir, const ModelChoice& choice);
 ModelChoice load_model_choice(const std::string& model_dir);
 bool has_model_choice(const std::string& model_dir);
+
+// The data `evaluate` and `predict` read: with `data_flag`, that data, all held out unless it has
+// a test split of its own; without, the held-out split the training run used. Classes map onto
+// the model's by name. Throws InvalidArgument when there is no held-out split, NotFound when
+// model_dir has no checkpoint (naming `verb`, e.g. "evaluate").
+TrainData open_evaluation_data(const ModelChoice& choice, const std::string& data_flag,
+                               const std::string& model_dir, const std::string& verb);
 
 // The global step of the newest readable checkpoint in model_dir, nullopt when it has none.
 std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir);

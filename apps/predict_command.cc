@@ -34,24 +34,7 @@ struct PredictFlags {
 
 void run_predict(const PredictFlags& flags) {
   ModelChoice choice = load_model_choice(flags.model_dir);
-  if (!flags.data.empty()) choice.data = flags.data;
-  const TrainData data = open_train_data(
-      choice.data,
-      DataOptions{.batch = choice.batch,
-                  .validation_split = flags.data.empty() ? choice.validation_split : 0.0,
-                  .seed = choice.seed,
-                  .image_size = choice.image_size,
-                  .grayscale = choice.grayscale,
-                  .classes = choice.class_names,
-                  .all_held_out = !flags.data.empty()});
-  if (!data.test) {
-    throw InvalidArgument("--model-dir " + flags.model_dir + " was trained on " + choice.data +
-                          ", which has no held-out split; give --data to predict");
-  }
-  if (!latest_checkpoint_step(flags.model_dir)) {
-    throw NotFound("no checkpoint in --model-dir " + flags.model_dir +
-                   ": nothing to predict with (train into it first)");
-  }
+  const TrainData data = open_evaluation_data(choice, flags.data, flags.model_dir, "predict");
   RunConfig config;
   config.model_dir = flags.model_dir;
   ModelSpec spec = make_model_spec(choice);

@@ -11,7 +11,9 @@ namespace sluice::app {
 
 class Report {
  public:
-  void add(std::string key, std::string value) { fields_.emplace_back(std::move(key), std::move(value)); }
+  void add(std::string key, std::string value) {
+    fields_.emplace_back(std::move(key), std::move(value));
+  }
   void add(std::string key, double value, int decimals = 0) {
     char text[64];
     std::snprintf(text, sizeof(text), "%.*f", decimals, value);
