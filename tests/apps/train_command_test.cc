@@ -391,6 +391,8 @@ void expect_killed_run_resumes_exactly(const std::string& name, const std::strin
   usleep(static_cast<useconds_t>(random.next_u64() % 20000));
   ASSERT_EQ(kill(killed, SIGKILL), 0);
   ASSERT_EQ(waitpid(killed, &status, 0), killed);
+  // On a busy machine the run may have finished in the moment before the kill.
+  if (WIFEXITED(status)) GTEST_SKIP() << "the run ended before it could be killed";
   ASSERT_TRUE(WIFSIGNALED(status));
   const std::vector<int64_t> before = checkpoint_steps(killed_dir);
   const ProgramRun again = testing::run_program(
