@@ -204,18 +204,6 @@ bool has_model_choice(const std::string& model_dir) {
          std::filesystem::exists(std::filesystem::path(model_dir) / kChoiceFile, ec);
 }
 
-namespace {
-
-std::optional<TensorMap> latest_checkpoint(const std::string& model_dir) {
-  std::error_code ec;
-  if (model_dir.empty() || !std::filesystem::exists(model_dir, ec)) return std::nullopt;
-  auto restored = CheckpointManager(model_dir, 0).restore_latest();
-  if (!restored) return std::nullopt;
-  return std::move(restored->tensors);
-}
-
-}  // namespace
-
 TrainData open_evaluation_data(const ModelChoice& choice, const std::string& data_flag,
                                const std::string& model_dir, const std::string& verb) {
   const bool given = !data_flag.empty();
@@ -232,25 +220,24 @@ TrainData open_evaluation_data(const ModelChoice& choice, const std::string& dat
     throw InvalidArgument("--model-dir " + model_dir + " was trained on " + choice.data +
                           ", which has no held-out split; give --data to " + verb);
   }
-  if (!latest_checkpoint_step(model_dir)) {
+  if (!latest_checkpoint(model_dir)) {
     throw NotFound("no checkpoint in --model-dir " + model_dir + ": nothing to " + verb +
                    " (train into it first)");
   }
   return data;
 }
 
-std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir) {
-  const auto tensors = latest_checkpoint(model_dir);
-  if (!tensors) return std::nullopt;
-  return tensors->at("global_step").item<int64_t>();
-}
-
-std::optional<std::string> latest_input_state(const std::string& model_dir) {
-  const auto tensors = latest_checkpoint(model_dir);
-  if (!tensors || !tensors->count("input/state")) return std::nullopt;
-  const Tensor& bytes = tensors->at("input/state");
-  return std::string(static_cast<const char*>(bytes.raw_data()),
-                     static_cast<size_t>(bytes.byte_size()));
+std::optional<LatestCheckpoint> latest_checkpoint(const std::string& model_dir) {
+  std::error_code ec;
+  if (model_dir.empty() || !std::filesystem::exists(model_dir, ec)) return std::nullopt;
+  const auto restored = CheckpointManager(model_dir, 0).restore_latest();
+  if (!restored) return std::nullopt;
+  LatestCheckpoint latest{.step = restored->tensors.at("global_step").item<int64_t>()};
+  if (const auto input = restored->tensors.find("input/state"); input != restored->tensors.end()) {
+    latest.input_state =
+        std::string(static_cast<const char*>(input->second.raw_data()), input->second.byte_size());
+  }
+  return latest;
 }
 
 ModelChoice load_model_choice(const std::string& model_dir) {

@@ -72,9 +72,13 @@ bool has_model_choice(const std::string& model_dir);
 TrainData open_evaluation_data(const ModelChoice& choice, const std::string& data_flag,
                                const std::string& model_dir, const std::string& verb);
 
-// The global step of the newest readable checkpoint in model_dir, nullopt when it has none.
-std::optional<int64_t> latest_checkpoint_step(const std::string& model_dir);
-// The input position that checkpoint saved (Estimator::state's "input/state"), nullopt when none.
-std::optional<std::string> latest_input_state(const std::string& model_dir);
+// What the newest readable checkpoint in a model_dir holds for the commands: its global step and
+// the input position it saved (Estimator::state's "input/state"), read with one pass over it.
+struct LatestCheckpoint {
+  int64_t step = 0;
+  std::optional<std::string> input_state;
+};
+// nullopt when model_dir has no readable checkpoint.
+std::optional<LatestCheckpoint> latest_checkpoint(const std::string& model_dir);
 
 }  // namespace sluice::app

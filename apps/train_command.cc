@@ -184,7 +184,8 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
     choice =
         resume_choice(load_model_choice(flags.model_dir), flags.choice, given, flags.model_dir);
   }
-  const int64_t restored = latest_checkpoint_step(flags.model_dir).value_or(0);
+  const std::optional<LatestCheckpoint> latest = latest_checkpoint(flags.model_dir);
+  const int64_t restored = latest ? latest->step : 0;
 
   // Multi-worker: each worker reads its share of the data at the source, and only the chief
   // prints; errors still reach every worker's stderr.
@@ -257,8 +258,8 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   // epoch's batches already trained on are read again and dropped: exact too, but slower.
   InputFn input = run_input(data, choice.seed, steps_per_epoch, epochs, 0);
   bool input_restored = false;
-  if (const auto position = restored > 0 ? latest_input_state(flags.model_dir) : std::nullopt) {
-    input_restored = InputPipeline(input, config.input_options).restore_state(*position);
+  if (latest && latest->input_state) {
+    input_restored = InputPipeline(input, config.input_options).restore_state(*latest->input_state);
   }
   if (!input_restored) input = run_input(data, choice.seed, steps_per_epoch, epochs, restored);
   config.eval_distribute = config.train_distribute;
