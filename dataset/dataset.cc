@@ -88,31 +88,17 @@ Dataset Dataset::unbatch() const { return Dataset(make_unbatch(plan_)); }
 namespace {
 
 std::optional<int64_t> static_batch_size_of(const PlanNode& node) {
-  if (const auto* batch = dynamic_cast<const BatchNode*>(&node)) {
-    return batch->drop_remainder() ? std::optional<int64_t>(batch->batch_size()) : std::nullopt;
+  if (const std::optional<BatchSpec> batching = node.batching()) {
+    return batching->drop_remainder ? std::optional<int64_t>(batching->batch_size) : std::nullopt;
   }
-  if (const auto* fused = dynamic_cast<const MapAndBatchNode*>(&node)) {
-    return fused->drop_remainder() ? std::optional<int64_t>(fused->batch_size()) : std::nullopt;
+  if (!node.keeps_batches() || node.inputs().empty()) return std::nullopt;
+  std::optional<int64_t> size;
+  for (const PlanPtr& input : node.inputs()) {
+    const std::optional<int64_t> s = static_batch_size_of(*input);
+    if (!s || (size && *size != *s)) return std::nullopt;
+    size = s;
   }
-  // Stages whose outputs are their inputs' elements (or those elements mapped): same batch size.
-  static const std::vector<std::string> kKeepsElements = {
-      "prefetch", "repeat", "take",          "skip",         "shuffle",   "shuffle_and_repeat",
-      "shard",    "cache",  "ignore_errors", "with_options", "enumerate", "filter"};
-  const std::string& name = node.name();
-  const bool keeps =
-      std::find(kKeepsElements.begin(), kKeepsElements.end(), name) != kKeepsElements.end() ||
-      name.rfind("map", 0) == 0;
-  if (keeps) return static_batch_size_of(*node.input());
-  if (name == "zip" || name == "concatenate") {
-    std::optional<int64_t> size;
-    for (const PlanPtr& input : node.inputs()) {
-      const std::optional<int64_t> s = static_batch_size_of(*input);
-      if (!s || (size && *size != *s)) return std::nullopt;
-      size = s;
-    }
-    return size;
-  }
-  return std::nullopt;
+  return size;
 }
 
 }  // namespace

@@ -79,6 +79,9 @@ Tensor class_label(int64_t index, int64_t num_classes, ClassMode mode) {
 
 namespace {
 
+// A listing's rows as a dataset of file names (with their labels).
+Dataset file_names(Element rows) { return Dataset::from_plan(make_file_names(std::move(rows))); }
+
 Dataset listing_dataset(const std::vector<std::string>& filenames,
                         const std::vector<int64_t>& labels, int64_t num_classes, ClassMode mode) {
   const auto n = static_cast<int64_t>(filenames.size());
@@ -86,14 +89,12 @@ Dataset listing_dataset(const std::vector<std::string>& filenames,
   switch (mode) {
     case ClassMode::kNone:
     case ClassMode::kInput:  // Refused by check_split_and_mode before a listing is made.
-      return Dataset::from_tensor_slices(Element{{"path", paths}});
+      return file_names(Element{{"path", paths}});
     case ClassMode::kSparse:
-      return Dataset::from_tensor_slices(
-          Element{{"path", paths}, {"label", Tensor::from_vector(labels)}});
+      return file_names(Element{{"path", paths}, {"label", Tensor::from_vector(labels)}});
     case ClassMode::kBinary: {
       const std::vector<float> binary(labels.begin(), labels.end());
-      return Dataset::from_tensor_slices(
-          Element{{"path", paths}, {"label", Tensor::from_vector(binary)}});
+      return file_names(Element{{"path", paths}, {"label", Tensor::from_vector(binary)}});
     }
     case ClassMode::kCategorical:
       break;
@@ -101,7 +102,7 @@ Dataset listing_dataset(const std::vector<std::string>& filenames,
   Tensor one_hot(DType::kFloat32, Shape{n, num_classes});
   float* p = one_hot.data<float>();
   for (int64_t i = 0; i < n; ++i) p[i * num_classes + labels[static_cast<size_t>(i)]] = 1;
-  return Dataset::from_tensor_slices(Element{{"path", paths}, {"label", std::move(one_hot)}});
+  return file_names(Element{{"path", paths}, {"label", std::move(one_hot)}});
 }
 
 }  // namespace
@@ -505,9 +506,19 @@ Dataset image_folder_files(const ImageFolder& folder, int64_t num_parallel_calls
       str_cat("archive=\"", folder.archive, "\", files=", folder.filenames.size(), " #",
               digest(listed), ", classes=", folder.class_names.size(),
               ", class_mode=", static_cast<int>(folder.class_mode));
+  // FILE auto-sharding reads every num_workers-th member.
+  SourceFiles files{static_cast<int64_t>(folder.filenames.size()),
+                    [folder](int num_workers, int index) {
+                      std::vector<int64_t> positions;
+                      for (int64_t i = index; i < static_cast<int64_t>(folder.filenames.size());
+                           i += num_workers) {
+                        positions.push_back(i);
+                      }
+                      return image_folder_files(select_images(folder, positions)).plan();
+                    }};
   return Dataset::from_plan(make_source(
       "image_folder_archive", static_cast<int64_t>(folder.filenames.size()), std::move(parameters),
-      [shared] { return std::make_unique<ArchiveFolderSource>(shared); }));
+      [shared] { return std::make_unique<ArchiveFolderSource>(shared); }, std::move(files)));
 }
 
 Dataset decode_image_folder(const ImageFolder& folder, int channels, int64_t num_parallel_calls) {

@@ -5,6 +5,7 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "formats/glob.h"
+#include "graph/stages/sources.h"
 
 namespace sluice {
 
@@ -27,7 +28,7 @@ Dataset list_files(const std::vector<std::string>& patterns, bool shuffle,
     throw InvalidArgument(str_cat("No files matched pattern: ", str_join(patterns, ", ")));
   }
   const auto count = static_cast<int64_t>(files.size());
-  Dataset ds = Dataset::from_tensor_slices(Element{Tensor::from_strings(files)});
+  Dataset ds = Dataset::from_plan(make_file_names(Element{Tensor::from_strings(files)}));
   if (shuffle) ds = ds.shuffle(count, seed);
   return ds;
 }

@@ -111,7 +111,7 @@ class TFRecordSource final : public ElementSource {
   size_t next_file_ = 0;
   std::optional<TFRecordReader> reader_;
   std::shared_ptr<const std::string> source_;  // The open file's name, the records' origin.
-  std::optional<Element> pending_;  // The record a restore read to check the file.
+  std::optional<Element> pending_;             // The record a restore read to check the file.
   uint64_t pending_offset_ = 0;
 };
 
@@ -121,10 +121,20 @@ Dataset files_dataset(std::shared_ptr<const std::vector<std::string>> files,
   for (const std::string& f : *files) names.append(f).push_back('\0');
   std::string parameters = str_cat("files=", files->size(), " #", digest(names),
                                    ", compression=", compression_name(options.compression));
-  return Dataset::from_plan(make_source("tfrecord", kUnknownCardinality, std::move(parameters),
-                                        [files = std::move(files), options] {
-                                          return std::make_unique<TFRecordSource>(files, options);
-                                        }));
+  // FILE auto-sharding reads every num_workers-th file.
+  SourceFiles shards{static_cast<int64_t>(files->size()),
+                     [files, options](int num_workers, int index) {
+                       auto mine = std::make_shared<std::vector<std::string>>();
+                       for (size_t i = static_cast<size_t>(index); i < files->size();
+                            i += static_cast<size_t>(num_workers)) {
+                         mine->push_back((*files)[i]);
+                       }
+                       return files_dataset(std::move(mine), options).plan();
+                     }};
+  return Dataset::from_plan(make_source(
+      "tfrecord", kUnknownCardinality, std::move(parameters),
+      [files, options] { return std::make_unique<TFRecordSource>(files, options); },
+      std::move(shards)));
 }
 
 }  // namespace
@@ -157,7 +167,7 @@ Dataset TFRecordDataset(std::vector<std::string> filenames, std::string compress
   }
   // One single-file dataset per name, interleaved; as tf.data's parallel TFRecordDataset.
   Tensor names = Tensor::from_strings(filenames);
-  return Dataset::from_tensor_slices(Element{names})
+  return Dataset::from_plan(make_file_names(Element{names}))
       .interleave(
           [options](const Tensor& name) {
             return files_dataset(

@@ -1,11 +1,20 @@
 #include "graph/plan.h"
 
+#include "core/errors.h"
 #include "core/random.h"
 #include "core/strings.h"
 #include "core/threads.h"
 #include "graph/engine.h"
 
 namespace sluice {
+
+PlanPtr PlanNode::with_batch_size(int64_t) const {
+  throw Internal(str_cat("stage '", name(), "' does not batch"));
+}
+
+PlanPtr PlanNode::with_worker_files(int, int) const {
+  throw Internal(str_cat("stage '", name(), "' reads no files of its own"));
+}
 
 ExecContext::ExecContext(Options options, Engine* engine)
     : options_(std::move(options)), engine_(engine) {}

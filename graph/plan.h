@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,19 @@ struct StagePath {
   std::string key;
   int depth = 0;
 };
+
+// How a batching stage (batch, padded_batch, map_and_batch) batches.
+struct BatchSpec {
+  int64_t batch_size = 0;
+  bool drop_remainder = false;
+};
+
+// What a stage is to the files of a pipeline, for FILE auto-sharding (strategy/auto_shard.h):
+// a list of file names, one element per file (list_files, an image folder's files, the names
+// TFRecordDataset interleaves), sharded by keeping every n-th element; or a reader of a fixed
+// list of files (a TFRecordDataset source, an image folder in an archive), sharded by reading
+// only some of them.
+enum class FileRole { kNone, kNames, kReader };
 
 class PlanNode {
  public:
@@ -68,6 +82,20 @@ class PlanNode {
 
   // A copy of this node reading from other inputs (for graph rewrites).
   virtual PlanPtr with_inputs(std::vector<PlanPtr> inputs) const = 0;
+
+  // Batching stages say how they batch; with_batch_size is such a stage batching another number
+  // of elements (so that each worker batches its share of a global batch).
+  virtual std::optional<BatchSpec> batching() const { return std::nullopt; }
+  virtual PlanPtr with_batch_size(int64_t batch_size) const;
+  // Whether the stage's elements are batches of the size of its inputs' (map, filter, prefetch,
+  // shuffle, take, zip, concatenate, ...): a static batch size every input has is the output's.
+  virtual bool keeps_batches() const { return false; }
+
+  // The stage's part in the files of its pipeline (FileRole), and how many files it names or
+  // reads. with_worker_files is a reader reading only the files j with j mod num_workers == index.
+  virtual FileRole file_role() const { return FileRole::kNone; }
+  virtual int64_t file_count() const { return 0; }
+  virtual PlanPtr with_worker_files(int num_workers, int index) const;
 
  protected:
   PlanNode(const PlanNode&) = default;
@@ -126,7 +154,7 @@ StagePath child_path(const StagePath& parent, int index, const PlanNode& node);
 
 // Convenience for stages: the first element of `inputs` of a node, lowered with this path.
 inline StageInput lower_input(ExecContext& ctx, const PlanNode& node, const StagePath& path,
-                         StageStats* owner, int index = 0) {
+                              StageStats* owner, int index = 0) {
   return StageInput(ctx.lower(*node.inputs().at(static_cast<size_t>(index)), &path, index), owner);
 }
 

@@ -86,8 +86,12 @@ std::optional<std::vector<Element>> DistributedIterator::next() {
   return per_replica;
 }
 
-DistributedDataset::DistributedDataset(Dataset dataset, int num_replicas, bool split)
-    : dataset_(std::move(dataset)), num_replicas_(num_replicas), split_(split) {
+DistributedDataset::DistributedDataset(Dataset dataset, int num_replicas, bool split,
+                                       std::string auto_shard)
+    : dataset_(std::move(dataset)),
+      num_replicas_(num_replicas),
+      split_(split),
+      auto_shard_(std::move(auto_shard)) {
   if (num_replicas < 1) {
     throw InvalidArgument(
         str_cat("a distributed dataset needs at least 1 replica, got ", num_replicas));

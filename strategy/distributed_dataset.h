@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/element.h"
@@ -50,16 +51,21 @@ class DistributedDataset {
  public:
   // `split`: true when each element of `dataset` is a global batch to split across the replicas,
   // false when each element is one replica's batch (distribute_datasets_from_function).
-  DistributedDataset(Dataset dataset, int num_replicas, bool split);
+  // `auto_shard`: how this worker shares the input with the others, when there are several.
+  DistributedDataset(Dataset dataset, int num_replicas, bool split, std::string auto_shard = "");
 
   int num_replicas() const { return num_replicas_; }
   const Dataset& dataset() const { return dataset_; }
+  // The auto-shard decision, as logged: "auto-shard FILE: worker 1 of 2 reads 2 of 4 files";
+  // empty with one worker.
+  const std::string& auto_shard() const { return auto_shard_; }
   DistributedIterator make_iterator(const Options& options = {}) const;
 
  private:
   Dataset dataset_;
   int num_replicas_;
   bool split_;
+  std::string auto_shard_;
 };
 
 }  // namespace sluice

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -40,6 +41,9 @@
 
 namespace sluice {
 namespace {
+
+// Each worker says how it reads its share, as tf.data logs its auto-shard decision.
+void log_auto_shard(const std::string& decision) { std::fprintf(stderr, "%s\n", decision.c_str()); }
 
 // Elements per parallel work item of a reduction or copy: large enough to amortise scheduling,
 // small enough to balance a few big tensors over the threads.
@@ -481,14 +485,27 @@ void Strategy::validate_input(const Dataset& dataset, bool per_replica_batches) 
 DistributedDataset Strategy::experimental_distribute_dataset(const Dataset& dataset,
                                                              AutoShardPolicy policy) const {
   validate_input(dataset, /*per_replica_batches=*/false);
-  if (num_workers_ == 1) return DistributedDataset(dataset, num_replicas_, /*split=*/true);
-  switch (resolve_auto_shard_policy(policy, /*file_based=*/false)) {
-    case AutoShardPolicy::kOff:
-      return DistributedDataset(dataset, num_replicas_, /*split=*/true);
-    default:
-      return DistributedDataset(shard_global_batches(dataset, num_workers_, worker_index_),
-                                num_replicas_, /*split=*/true);
+  if (num_workers_ == 1 || policy == AutoShardPolicy::kOff) {
+    return DistributedDataset(dataset, num_replicas_, /*split=*/true);
   }
+  std::string why_not_file;
+  if (policy != AutoShardPolicy::kData) {
+    try {
+      FileSharding sharded = shard_by_files(dataset, num_workers_, worker_index_);
+      log_auto_shard(sharded.decision);
+      return DistributedDataset(std::move(sharded.dataset), num_replicas_, /*split=*/true,
+                                sharded.decision);
+    } catch (const InvalidArgument& e) {
+      if (policy == AutoShardPolicy::kFile) throw;
+      why_not_file = e.what();
+    }
+  }
+  std::string decision = str_cat("auto-shard DATA: worker ", worker_index_, " of ", num_workers_,
+                                 " reads the whole input and keeps its rows of each global batch");
+  if (!why_not_file.empty()) decision += str_cat(" (", why_not_file, ")");
+  log_auto_shard(decision);
+  return DistributedDataset(shard_global_batches(dataset, num_workers_, worker_index_),
+                            num_replicas_, /*split=*/true, decision);
 }
 
 DistributedDataset Strategy::distribute_datasets_from_function(

@@ -106,9 +106,10 @@ class Strategy {
 
   // Each element of `dataset` is a global batch; every step gives each replica its part
   // (split_batch's rule, a short last batch included). With several workers the dataset is first
-  // auto-sharded by `policy` (strategy/auto_shard.h): kData and kAuto (a Dataset does not expose
-  // its files; see shard_files for FILE sharding) keep this worker's slice of every global batch,
-  // kOff keeps whole batches (every worker sees all the data), kFile throws InvalidArgument.
+  // auto-sharded by `policy` (strategy/auto_shard.h), and the decision logged on stderr: kFile
+  // has each worker read its own files (shard_by_files; InvalidArgument when it cannot), kData
+  // keep its slice of every global batch, kAuto is kFile where it can be and kData otherwise, and
+  // kOff keeps whole batches (every worker sees all the data).
   DistributedDataset experimental_distribute_dataset(
       const Dataset& dataset, AutoShardPolicy policy = AutoShardPolicy::kAuto) const;
   // Calls fn once (one input pipeline in this process) with the InputContext: with several workers

@@ -170,6 +170,14 @@ std::string BatchNode::parameters() const {
   return out;
 }
 
+PlanPtr BatchNode::with_batch_size(int64_t batch_size) const {
+  if (batch_size <= 0)
+    throw InvalidArgument(str_cat("batch: batch_size must be > 0, got ", batch_size));
+  auto copy = std::make_shared<BatchNode>(*this);
+  copy->batch_size_ = batch_size;
+  return copy;
+}
+
 int64_t BatchNode::cardinality() const {
   const int64_t n = input()->cardinality();
   if (n < 0) return n;

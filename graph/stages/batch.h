@@ -29,6 +29,10 @@ class BatchNode final : public PlanNodeOf<BatchNode> {
                                                const StagePath& path) const override;
   int64_t batch_size() const { return batch_size_; }
   bool drop_remainder() const { return drop_remainder_; }
+  std::optional<BatchSpec> batching() const override {
+    return BatchSpec{batch_size_, drop_remainder_};
+  }
+  PlanPtr with_batch_size(int64_t batch_size) const override;
   bool padded() const { return padding_.has_value(); }
 
  private:

@@ -69,6 +69,7 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
   CacheNode(PlanPtr input, std::string filename)
       : PlanNodeOf("cache", {std::move(input)}), filename_(std::move(filename)) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override { return input()->cardinality(); }
   std::string parameters() const override { return str_cat("filename=\"", filename_, "\""); }
 
@@ -146,7 +147,8 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
       for (size_t i = before; i < out.size(); ++i) {
         if (out[i].ok()) record(out[i].element);
       }
-      if (file_.is_open() && !file_) throw DataLoss(str_cat("cannot write cache file '", temp_, "'"));
+      if (file_.is_open() && !file_)
+        throw DataLoss(str_cat("cannot write cache file '", temp_, "'"));
       return true;
     }
 
@@ -256,11 +258,13 @@ class CacheNode final : public PlanNodeOf<CacheNode> {
         if (errno == EEXIST) {
           throw AlreadyExists(str_cat(
               "There appears to be a concurrent caching iterator running - cache lockfile already "
-              "exists ('", lockfile_, "'). If you are sure no other running process is writing "
+              "exists ('",
+              lockfile_,
+              "'). If you are sure no other running process is writing "
               "the cache, remove the lockfile and try again."));
         }
-        throw NotFound(str_cat("cannot create cache lockfile '", lockfile_, "': ",
-                               std::strerror(errno)));
+        throw NotFound(
+            str_cat("cannot create cache lockfile '", lockfile_, "': ", std::strerror(errno)));
       }
       ::close(fd);
       temp_ = str_cat(node_.filename_, ".sluice-cache.tmp-", ::getpid());

@@ -9,6 +9,7 @@ class ZipNode final : public PlanNodeOf<ZipNode> {
  public:
   explicit ZipNode(std::vector<PlanPtr> inputs) : PlanNodeOf("zip", std::move(inputs)) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override {
     int64_t result = kInfiniteCardinality;
     for (const PlanPtr& input : inputs()) {
@@ -101,6 +102,7 @@ class ConcatenateNode final : public PlanNodeOf<ConcatenateNode> {
   ConcatenateNode(PlanPtr first, PlanPtr second)
       : PlanNodeOf("concatenate", {std::move(first), std::move(second)}) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override {
     const int64_t a = inputs()[0]->cardinality();
     const int64_t b = inputs()[1]->cardinality();

@@ -13,6 +13,7 @@ class EnumerateNode final : public PlanNodeOf<EnumerateNode> {
   EnumerateNode(PlanPtr input, int64_t start)
       : PlanNodeOf("enumerate", {std::move(input)}), start_(start) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override { return input()->cardinality(); }
   std::string parameters() const override { return str_cat("start=", start_); }
 
@@ -81,6 +82,7 @@ class IgnoreErrorsNode final : public PlanNodeOf<IgnoreErrorsNode> {
   IgnoreErrorsNode(PlanPtr input, bool log_warning)
       : PlanNodeOf("ignore_errors", {std::move(input)}), log_warning_(log_warning) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override {
     const int64_t n = input()->cardinality();
     return n == kInfiniteCardinality ? n : kUnknownCardinality;

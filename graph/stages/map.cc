@@ -124,6 +124,7 @@ class FilterNode final : public PlanNodeOf<FilterNode> {
   FilterNode(PlanPtr input, Predicate predicate)
       : PlanNodeOf("filter", {std::move(input)}), predicate_(std::move(predicate)) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override {
     const int64_t n = input()->cardinality();
     return n == kInfiniteCardinality ? kInfiniteCardinality : kUnknownCardinality;
@@ -213,6 +214,14 @@ std::string MapNode::parameters() const {
 std::string MapAndBatchNode::parameters() const {
   return str_cat(steps_parameters(steps_), ", batch_size=", batch_size_,
                  ", drop_remainder=", drop_remainder_ ? "true" : "false");
+}
+
+PlanPtr MapAndBatchNode::with_batch_size(int64_t batch_size) const {
+  if (batch_size <= 0)
+    throw InvalidArgument(str_cat("map_and_batch: batch_size must be > 0, got ", batch_size));
+  auto copy = std::make_shared<MapAndBatchNode>(*this);
+  copy->batch_size_ = batch_size;
+  return copy;
 }
 
 int64_t MapAndBatchNode::cardinality() const {

@@ -42,8 +42,8 @@ struct MapStep {
 };
 
 struct MapSettings {
-  int64_t num_parallel_calls = 0;      // 0: sequential; kAutotune: the thread budget.
-  std::optional<bool> deterministic;   // Unset: Options::deterministic.
+  int64_t num_parallel_calls = 0;     // 0: sequential; kAutotune: the thread budget.
+  std::optional<bool> deterministic;  // Unset: Options::deterministic.
   size_t extra_buffer = 0;  // map_and_batch: batches a folded prefetch() adds to its buffer.
 };
 
@@ -58,6 +58,7 @@ PlanPtr make_map_and_batch(PlanPtr input, MapFunction function, std::optional<ui
 class MapNode final : public PlanNodeOf<MapNode> {
  public:
   MapNode(PlanPtr input, std::vector<MapStep> steps, MapSettings settings);
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override { return input()->cardinality(); }
   bool is_async() const override { return settings_.num_parallel_calls != 0; }
   std::string parameters() const override;
@@ -83,6 +84,10 @@ class MapAndBatchNode final : public PlanNodeOf<MapAndBatchNode> {
   const std::vector<MapStep>& steps() const { return steps_; }
   int64_t batch_size() const { return batch_size_; }
   bool drop_remainder() const { return drop_remainder_; }
+  std::optional<BatchSpec> batching() const override {
+    return BatchSpec{batch_size_, drop_remainder_};
+  }
+  PlanPtr with_batch_size(int64_t batch_size) const override;
   const MapSettings& settings() const { return settings_; }
 
  private:

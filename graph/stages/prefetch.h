@@ -17,6 +17,7 @@ class PrefetchNode final : public PlanNodeOf<PrefetchNode> {
  public:
   PrefetchNode(PlanPtr input, int64_t buffer_size)
       : PlanNodeOf("prefetch", {std::move(input)}), buffer_size_(buffer_size) {}
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override { return input()->cardinality(); }
   bool is_async() const override { return buffer_size_ != 0; }
   std::string parameters() const override { return "buffer_size=" + std::to_string(buffer_size_); }

@@ -17,8 +17,12 @@ int64_t repeated_cardinality(int64_t n, int64_t count);
 
 class RepeatNode final : public PlanNodeOf<RepeatNode> {
  public:
-  RepeatNode(PlanPtr input, int64_t count) : PlanNodeOf("repeat", {std::move(input)}), count_(count) {}
-  int64_t cardinality() const override { return repeated_cardinality(input()->cardinality(), count_); }
+  RepeatNode(PlanPtr input, int64_t count)
+      : PlanNodeOf("repeat", {std::move(input)}), count_(count) {}
+  bool keeps_batches() const override { return true; }
+  int64_t cardinality() const override {
+    return repeated_cardinality(input()->cardinality(), count_);
+  }
   std::string parameters() const override { return "count=" + std::to_string(count_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;

@@ -13,6 +13,7 @@ class ShardNode final : public PlanNodeOf<ShardNode> {
   ShardNode(PlanPtr input, int64_t num_shards, int64_t index)
       : PlanNodeOf("shard", {std::move(input)}), num_shards_(num_shards), index_(index) {}
 
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override {
     const int64_t n = input()->cardinality();
     if (n < 0) return n;
@@ -31,9 +32,7 @@ class ShardNode final : public PlanNodeOf<ShardNode> {
           : SelectingIterator(stats, std::move(input)), num_shards_(num_shards), index_(index) {}
 
      protected:
-      bool keep(Item& item) override {
-        return !item.ok() || (position_++ % num_shards_) == index_;
-      }
+      bool keep(Item& item) override { return !item.ok() || (position_++ % num_shards_) == index_; }
       size_t pull_size(size_t max) const override {
         return static_cast<size_t>(
             std::min<int64_t>(static_cast<int64_t>(max) * num_shards_, int64_t{1} << 16));

@@ -253,7 +253,10 @@ class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
         count_(count),
         seed_(seed) {}
 
-  int64_t cardinality() const override { return repeated_cardinality(input()->cardinality(), count_); }
+  bool keeps_batches() const override { return true; }
+  int64_t cardinality() const override {
+    return repeated_cardinality(input()->cardinality(), count_);
+  }
   std::string parameters() const override {
     return str_cat("buffer_size=", buffer_size_, ", count=", count_, ", seed=", seed_text(seed_));
   }
@@ -422,7 +425,8 @@ class ShuffleAndRepeatNode final : public PlanNodeOf<ShuffleAndRepeatNode> {
 
 void check_buffer_size(const char* op, int64_t buffer_size) {
   if (buffer_size <= 0) {
-    throw InvalidArgument(str_cat(op, ": buffer_size must be greater than zero, got ", buffer_size));
+    throw InvalidArgument(
+        str_cat(op, ": buffer_size must be greater than zero, got ", buffer_size));
   }
 }
 

@@ -36,12 +36,21 @@ class ShuffleNode final : public PlanNodeOf<ShuffleNode> {
  public:
   ShuffleNode(PlanPtr input, int64_t buffer_size, std::optional<uint64_t> seed,
               bool reshuffle_each_iteration);
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override { return input()->cardinality(); }
   std::string parameters() const override;
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override;
   int64_t buffer_size() const { return buffer_size_; }
   const std::optional<uint64_t>& seed() const { return seed_; }
+  // Shuffled file names are still file names when every worker shuffles them alike: FILE
+  // auto-sharding then deals the files after the shuffle, as tf.data does.
+  FileRole file_role() const override {
+    return seed_ && input()->file_role() == FileRole::kNames ? FileRole::kNames : FileRole::kNone;
+  }
+  int64_t file_count() const override {
+    return file_role() == FileRole::kNames ? input()->file_count() : 0;
+  }
   bool reshuffle_each_iteration() const { return reshuffle_; }
 
  private:

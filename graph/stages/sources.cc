@@ -84,12 +84,17 @@ class RangeNode final : public PlanNodeOf<RangeNode> {
 // from_tensors and from_tensor_slices: a fixed list of elements computed lazily from components.
 class TensorsNode final : public PlanNodeOf<TensorsNode> {
  public:
-  TensorsNode(std::string name, Element components, bool slices)
-      : PlanNodeOf(std::move(name), {}), components_(std::move(components)), slices_(slices) {}
+  TensorsNode(std::string name, Element components, bool slices, bool file_names = false)
+      : PlanNodeOf(std::move(name), {}),
+        components_(std::move(components)),
+        slices_(slices),
+        file_names_(file_names) {}
 
   int64_t cardinality() const override {
     return slices_ ? (components_.empty() ? 0 : components_[0].dim(0)) : 1;
   }
+  FileRole file_role() const override { return file_names_ ? FileRole::kNames : FileRole::kNone; }
+  int64_t file_count() const override { return file_names_ ? cardinality() : 0; }
   bool has_element_at() const override { return true; }
   Element element_at(int64_t index) const override { return element(index); }
 
@@ -149,6 +154,7 @@ class TensorsNode final : public PlanNodeOf<TensorsNode> {
  private:
   Element components_;
   bool slices_;
+  bool file_names_;
 };
 
 class GeneratorNode final : public PlanNodeOf<GeneratorNode> {
@@ -213,14 +219,22 @@ class GeneratorNode final : public PlanNodeOf<GeneratorNode> {
 class SourceNode final : public PlanNodeOf<SourceNode> {
  public:
   SourceNode(std::string name, int64_t cardinality, std::string parameters,
-             std::function<std::unique_ptr<ElementSource>()> open)
+             std::function<std::unique_ptr<ElementSource>()> open, SourceFiles files)
       : PlanNodeOf(std::move(name), {}),
         cardinality_(cardinality),
         parameters_(std::move(parameters)),
-        open_(std::move(open)) {}
+        open_(std::move(open)),
+        files_(std::move(files)) {}
 
   int64_t cardinality() const override { return cardinality_; }
   std::string parameters() const override { return parameters_; }
+  FileRole file_role() const override {
+    return files_.for_worker ? FileRole::kReader : FileRole::kNone;
+  }
+  int64_t file_count() const override { return files_.count; }
+  PlanPtr with_worker_files(int num_workers, int index) const override {
+    return files_.for_worker(num_workers, index);
+  }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
                                                const StagePath& path) const override {
@@ -255,6 +269,7 @@ class SourceNode final : public PlanNodeOf<SourceNode> {
   int64_t cardinality_;
   std::string parameters_;
   std::function<std::unique_ptr<ElementSource>()> open_;
+  SourceFiles files_;
 };
 
 }  // namespace
@@ -303,9 +318,14 @@ PlanPtr make_from_stateful_generator(std::function<StatefulGenerator()> make_gen
 }
 
 PlanPtr make_source(std::string name, int64_t cardinality, std::string parameters,
-                    std::function<std::unique_ptr<ElementSource>()> open) {
+                    std::function<std::unique_ptr<ElementSource>()> open, SourceFiles files) {
   return std::make_shared<SourceNode>(std::move(name), cardinality, std::move(parameters),
-                                      std::move(open));
+                                      std::move(open), std::move(files));
+}
+
+PlanPtr make_file_names(Element components) {
+  const PlanPtr slices = make_from_tensor_slices(components);
+  return std::make_shared<TensorsNode>(slices->name(), std::move(components), true, true);
 }
 
 }  // namespace sluice

@@ -57,9 +57,19 @@ class ElementSource {
   virtual void save(StateWriter& writer) const = 0;
   virtual void restore(const StateReader& reader) = 0;
 };
+// The files a reader reads (its FileRole::kReader): how many, and the same reader over only the
+// files j with j mod num_workers == index. Empty for a source that is not such a reader.
+struct SourceFiles {
+  int64_t count = 0;
+  std::function<PlanPtr(int num_workers, int index)> for_worker;
+};
 // `parameters`: what the source reads, for the plan signature (PlanNode::parameters).
 PlanPtr make_source(std::string name, int64_t cardinality, std::string parameters,
-                    std::function<std::unique_ptr<ElementSource>()> open);
+                    std::function<std::unique_ptr<ElementSource>()> open, SourceFiles files = {});
+
+// from_tensor_slices of a list of files, one element per file (a name, maybe with a label):
+// FileRole::kNames, so that FILE auto-sharding deals its elements to the workers.
+PlanPtr make_file_names(Element components);
 
 // A short digest of `bytes` (64-bit FNV-1a, hex), for parameters that are data: two
 // different file lists make different signatures without the signature holding them.

@@ -16,6 +16,7 @@ PlanPtr make_skip(PlanPtr input, int64_t count);
 class TakeNode final : public PlanNodeOf<TakeNode> {
  public:
   TakeNode(PlanPtr input, int64_t count) : PlanNodeOf("take", {std::move(input)}), count_(count) {}
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override;
   std::string parameters() const override { return "count=" + std::to_string(count_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
@@ -29,6 +30,7 @@ class TakeNode final : public PlanNodeOf<TakeNode> {
 class SkipNode final : public PlanNodeOf<SkipNode> {
  public:
   SkipNode(PlanPtr input, int64_t count) : PlanNodeOf("skip", {std::move(input)}), count_(count) {}
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override;
   std::string parameters() const override { return "count=" + std::to_string(count_); }
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,

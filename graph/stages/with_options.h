@@ -12,6 +12,7 @@ class OptionsNode final : public PlanNodeOf<OptionsNode> {
  public:
   OptionsNode(PlanPtr input, Options options)
       : PlanNodeOf("with_options", {std::move(input)}), options_(options) {}
+  bool keeps_batches() const override { return true; }
   int64_t cardinality() const override { return input()->cardinality(); }
   // Options change how a pipeline runs, not what it produces: a state restores under any.
   std::string parameters() const override { return ""; }

@@ -16,10 +16,16 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/strings.h"
 #include "dataset/dataset.h"
+#include "dataset/image_folder.h"
+#include "dataset/list_files.h"
+#include "dataset/tfrecord_dataset.h"
 #include "estimator/checkpoint.h"
 #include "formats/png.h"
+#include "formats/tfrecord_writer.h"
 #include "strategy/auto_shard.h"
+#include "strategy/strategy.h"
 #include "tests/formats/testing.h"
 
 namespace sluice {
@@ -70,15 +76,183 @@ TEST(AutoShardTest, FileShardingWithFewerFilesThanWorkersIsAnError) {
   }
 }
 
-TEST(AutoShardTest, AutoIsFileForFileSourcesAndDataOtherwise) {
-  EXPECT_EQ(resolve_auto_shard_policy(AutoShardPolicy::kAuto, true), AutoShardPolicy::kFile);
-  EXPECT_EQ(resolve_auto_shard_policy(AutoShardPolicy::kAuto, false), AutoShardPolicy::kData);
-  EXPECT_EQ(resolve_auto_shard_policy(AutoShardPolicy::kOff, true), AutoShardPolicy::kOff);
-  EXPECT_EQ(resolve_auto_shard_policy(AutoShardPolicy::kData, true), AutoShardPolicy::kData);
-  EXPECT_THROW(resolve_auto_shard_policy(AutoShardPolicy::kFile, false), InvalidArgument);
+TEST(AutoShardTest, PoliciesParseByName) {
   EXPECT_EQ(parse_auto_shard_policy("file"), AutoShardPolicy::kFile);
   EXPECT_EQ(auto_shard_policy_name(parse_auto_shard_policy("off")), "off");
   EXPECT_THROW(parse_auto_shard_policy("hint"), InvalidArgument);
+}
+
+// One worker of an in-process cluster: experimental_distribute_dataset needs the cluster's shape
+// only (no collective runs).
+class ClusterWorker final : public Strategy {
+ public:
+  ClusterWorker(int workers, int index) : Strategy(1, 1) { set_cluster(workers, index); }
+  std::string_view name() const override { return "ClusterWorker"; }
+};
+
+// Five TFRecord files of 3 records each, "f<file>-r<record>".
+class FileShardTest : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    for (int f = 0; f < 5; ++f) {
+      files_.push_back(path("part-" + std::to_string(f) + ".tfrecord"));
+      TFRecordWriter writer(files_.back());
+      for (int r = 0; r < 3; ++r) writer.write("f" + std::to_string(f) + "-r" + std::to_string(r));
+      writer.close();
+    }
+  }
+
+  // The rows worker `index` of `workers` trains on, batch by batch, and its decision.
+  static std::pair<std::vector<std::vector<std::string>>, std::string> worker_batches(
+      const Dataset& global_batches, int workers, int index,
+      AutoShardPolicy policy = AutoShardPolicy::kAuto) {
+    const DistributedDataset distributed =
+        ClusterWorker(workers, index).experimental_distribute_dataset(global_batches, policy);
+    std::vector<std::vector<std::string>> batches;
+    for (const Element& batch : distributed.dataset()) {
+      const auto rows = batch[0].strings();
+      batches.emplace_back(rows.begin(), rows.end());
+    }
+    return {batches, distributed.auto_shard()};
+  }
+
+  // The records of `files`, in order.
+  static std::vector<std::string> records_of(const std::vector<std::string>& files) {
+    std::vector<std::string> out;
+    for (const Element& e : TFRecordDataset(files)) out.push_back(e[0].item<std::string>());
+    return out;
+  }
+
+  std::vector<std::string> files_;
+};
+
+TEST_F(FileShardTest, EachWorkerReadsItsOwnFilesAndBatchesItsShareOfTheGlobalBatch) {
+  const Dataset global = TFRecordDataset(files_).batch(4);
+  std::multiset<std::string> everything;
+  for (int w = 0; w < 2; ++w) {
+    const auto [batches, decision] = worker_batches(global, 2, w);
+    EXPECT_EQ(decision, w == 0 ? "auto-shard FILE: worker 0 of 2 reads 3 of 5 files"
+                               : "auto-shard FILE: worker 1 of 2 reads 2 of 5 files");
+    // Its files j ≡ w (mod 2), read whole and in order, in batches of 4 / 2 rows.
+    std::vector<std::string> mine;
+    for (size_t f = static_cast<size_t>(w); f < files_.size(); f += 2) mine.push_back(files_[f]);
+    std::vector<std::string> rows;
+    for (const auto& batch : batches) {
+      EXPECT_LE(batch.size(), 2u);
+      rows.insert(rows.end(), batch.begin(), batch.end());
+    }
+    EXPECT_EQ(rows, records_of(mine));
+    everything.insert(rows.begin(), rows.end());
+  }
+  // Together the workers read every record once.
+  const std::vector<std::string> all = records_of(files_);
+  EXPECT_EQ(everything, std::multiset<std::string>(all.begin(), all.end()));
+}
+
+TEST_F(FileShardTest, ListedFilesAreDealtAfterTheShuffleEveryWorkerSeedsAlike) {
+  // Each worker process builds the pipeline and iterates it once: its first shuffled order.
+  auto names = [&] { return list_files(path("*.tfrecord"), /*shuffle=*/true, /*seed=*/7); };
+  std::vector<std::string> shuffled;
+  for (const Element& e : names()) shuffled.push_back(e[0].item<std::string>());
+  ASSERT_NE(shuffled, files_);  // The seed gives an order other than the sorted one.
+  auto global = [&] {
+    return names()
+        .interleave([](const Tensor& file) { return TFRecordDataset({file.item<std::string>()}); },
+                    {.cycle_length = 1})
+        .batch(6)
+        .prefetch(1);
+  };
+  for (int w = 0; w < 3; ++w) {
+    const auto [batches, decision] = worker_batches(global(), 3, w, AutoShardPolicy::kFile);
+    EXPECT_EQ(decision,
+              str_cat("auto-shard FILE: worker ", w, " of 3 reads ", w < 2 ? 2 : 1, " of 5 files"));
+    std::vector<std::string> mine;
+    for (size_t f = static_cast<size_t>(w); f < shuffled.size(); f += 3)
+      mine.push_back(shuffled[f]);
+    std::vector<std::string> rows;
+    for (const auto& batch : batches) {
+      EXPECT_LE(batch.size(), 2u);
+      rows.insert(rows.end(), batch.begin(), batch.end());
+    }
+    EXPECT_EQ(rows, records_of(mine)) << "worker " << w;
+  }
+}
+
+TEST_F(FileShardTest, AutoIsDataWithFewerFilesThanWorkersAndFileThenFails) {
+  const Dataset global = TFRecordDataset({files_[0], files_[1]}).batch(4);
+  const auto [batches, decision] = worker_batches(global, 3, 2);
+  EXPECT_NE(decision.find("auto-shard DATA: worker 2 of 3"), std::string::npos) << decision;
+  EXPECT_NE(decision.find("2 file(s) of tfrecord cannot be sharded over 3 workers"),
+            std::string::npos)
+      << decision;
+  // DATA: the third share of every global batch (4 rows → 2, 2, 0; 2 rows → 1, 1, 0).
+  EXPECT_EQ(batches, (std::vector<std::vector<std::string>>{{}, {}}));
+  try {
+    worker_batches(global, 3, 0, AutoShardPolicy::kFile);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("2 file(s) of tfrecord cannot be sharded over 3 workers"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(FileShardTest, AnImageFolderIsShardedByItsFilesInAFolderAndInAnArchive) {
+  for (int i = 0; i < 6; ++i) {
+    const fs::path dir = dir_ / "images" / (i % 2 ? "b" : "a");
+    fs::create_directories(dir);
+    Tensor pixels(DType::kUInt8, Shape{2, 2, 1});
+    pixels.data<uint8_t>()[0] = static_cast<uint8_t>(i);
+    testing::write_file((dir / (std::to_string(i) + ".png")).string(), encode_png(pixels));
+  }
+  testing::zip_directory(path("images"), path("images.zip"));
+  for (const std::string& source : {path("images"), path("images.zip")}) {
+    const ImageFolder folder =
+        image_folder(source, {.class_mode = ClassMode::kSparse, .verbose = false});
+    ASSERT_EQ(folder.filenames.size(), 6u);
+    const Dataset global = image_folder_files(folder).batch(2);
+    std::vector<std::string> everything;
+    for (int w = 0; w < 2; ++w) {
+      const DistributedDataset distributed =
+          ClusterWorker(2, w).experimental_distribute_dataset(global);
+      EXPECT_EQ(distributed.auto_shard(),
+                str_cat("auto-shard FILE: worker ", w, " of 2 reads 3 of 6 files"));
+      std::vector<std::string> mine;
+      for (const Element& batch : distributed.dataset()) {
+        EXPECT_EQ(batch["path"].dim(0), 1);
+        for (std::string_view p : batch["path"].strings()) mine.emplace_back(p);
+      }
+      // The listing's files w, w + 2, w + 4, in order.
+      std::vector<std::string> expected;
+      for (size_t i = static_cast<size_t>(w); i < 6; i += 2) {
+        expected.push_back(folder.filenames[i]);
+      }
+      EXPECT_EQ(mine, expected) << source;
+      everything.insert(everything.end(), mine.begin(), mine.end());
+    }
+    std::ranges::sort(everything);
+    std::vector<std::string> all = folder.filenames;
+    std::ranges::sort(all);
+    EXPECT_EQ(everything, all) << source;
+  }
+}
+
+TEST(AutoShardTest, AutoIsDataForAnInputWithoutFiles) {
+  const DistributedDataset distributed =
+      ClusterWorker(2, 1).experimental_distribute_dataset(Dataset::range(12).batch(4));
+  EXPECT_EQ(batches_of(distributed.dataset()), (std::vector<std::string>{"2,3", "6,7", "10,11"}));
+  EXPECT_NE(distributed.auto_shard().find("auto-shard DATA: worker 1 of 2"), std::string::npos)
+      << distributed.auto_shard();
+  EXPECT_THROW(ClusterWorker(2, 0).experimental_distribute_dataset(Dataset::range(12).batch(4),
+                                                                   AutoShardPolicy::kFile),
+               InvalidArgument);
+  // OFF: every worker the whole input.
+  EXPECT_EQ(batches_of(ClusterWorker(2, 1)
+                           .experimental_distribute_dataset(Dataset::range(8).batch(4),
+                                                            AutoShardPolicy::kOff)
+                           .dataset()),
+            (std::vector<std::string>{"0,1,2,3", "4,5,6,7"}));
 }
 
 // --- MPI jobs -----------------------------------------------------------------------------------
