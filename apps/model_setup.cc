@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/strings.h"
 #include "estimator/checkpoint.h"
+#include "estimator/estimator.h"
 #include "model/keras_json.h"
 #include "model/presets.h"
 
@@ -227,17 +228,19 @@ TrainData open_evaluation_data(const ModelChoice& choice, const std::string& dat
   return data;
 }
 
-std::optional<LatestCheckpoint> latest_checkpoint(const std::string& model_dir) {
+std::optional<LatestCheckpoint> latest_checkpoint(const std::string& model_dir, int num_workers,
+                                                  int worker_index) {
   std::error_code ec;
   if (model_dir.empty() || !std::filesystem::exists(model_dir, ec)) return std::nullopt;
   const auto restored = CheckpointManager(model_dir, 0).restore_latest();
   if (!restored) return std::nullopt;
-  LatestCheckpoint latest{.step = restored->tensors.at("global_step").item<int64_t>()};
-  if (const auto input = restored->tensors.find("input/state"); input != restored->tensors.end()) {
-    latest.input_state =
-        std::string(static_cast<const char*>(input->second.raw_data()), input->second.byte_size());
+  try {
+    return LatestCheckpoint{
+        .step = restored->tensors.at("global_step").item<int64_t>(),
+        .input_state = saved_input_position(restored->tensors, num_workers, worker_index)};
+  } catch (const FailedPrecondition& e) {
+    throw FailedPrecondition(str_cat(restored->path, ": ", e.what()));
   }
-  return latest;
 }
 
 ModelChoice load_model_choice(const std::string& model_dir) {

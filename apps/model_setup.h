@@ -73,12 +73,14 @@ TrainData open_evaluation_data(const ModelChoice& choice, const std::string& dat
                                const std::string& model_dir, const std::string& verb);
 
 // What the newest readable checkpoint in a model_dir holds for the commands: its global step and
-// the input position it saved (Estimator::state's "input/state"), read with one pass over it.
+// the input position it saved for this worker (saved_input_position), read with one pass over it.
 struct LatestCheckpoint {
   int64_t step = 0;
   std::optional<std::string> input_state;
 };
-// nullopt when model_dir has no readable checkpoint.
-std::optional<LatestCheckpoint> latest_checkpoint(const std::string& model_dir);
+// nullopt when model_dir has no readable checkpoint. Throws FailedPrecondition naming the
+// checkpoint when another number of workers saved its input positions.
+std::optional<LatestCheckpoint> latest_checkpoint(const std::string& model_dir, int num_workers = 1,
+                                                  int worker_index = 0);
 
 }  // namespace sluice::app

@@ -184,9 +184,6 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
     choice =
         resume_choice(load_model_choice(flags.model_dir), flags.choice, given, flags.model_dir);
   }
-  const std::optional<LatestCheckpoint> latest = latest_checkpoint(flags.model_dir);
-  const int64_t restored = latest ? latest->step : 0;
-
   // Multi-worker: each worker reads its share of the data at the source, and only the chief
   // prints; errors still reach every worker's stderr.
   std::shared_ptr<Strategy> strategy =
@@ -196,6 +193,9 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   if (workers > 1 && !strategy->is_chief() && std::freopen("/dev/null", "w", stdout) == nullptr) {
     throw Internal("cannot silence the output of worker " + std::to_string(worker));
   }
+  const std::optional<LatestCheckpoint> latest =
+      latest_checkpoint(flags.model_dir, workers, worker);
+  const int64_t restored = latest ? latest->step : 0;
   // A TPU takes only static shapes: every batch full, the partial last one dropped.
   const bool tpu = flags.strategy.rfind("tpu", 0) == 0;
   TrainData data =
@@ -254,7 +254,7 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   if (flags.threads > 0) config.input_options.threads = flags.threads;
   config.train_distribute = strategy;
   // The run's whole input; a checkpoint that saved its position continues it there exactly and
-  // at once. Without one (an older checkpoint, several workers, another --epochs), the resumed
+  // at once. Without one (an older checkpoint, another --epochs), the resumed
   // epoch's batches already trained on are read again and dropped: exact too, but slower.
   InputFn input = run_input(data, choice.seed, steps_per_epoch, epochs, 0);
   bool input_restored = false;

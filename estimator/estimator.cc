@@ -229,11 +229,16 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
 
   InputPipeline input = make_input(input_fn, config_.train_distribute.get());
   session.set_input(&input);
-  if (config_.checkpoint_input_pipeline && !restored_input_state_.empty()) {
-    log(input.restore_state(restored_input_state_)
-            ? "Continuing the input from the position the checkpoint saved."
-            : "The checkpoint's input position is of another pipeline: the input starts from its "
-              "beginning.");
+  if (config_.checkpoint_input_pipeline) {
+    const Strategy& strategy = train_strategy();
+    const std::optional<std::string> position = saved_input_position(
+        restored_input_positions_, strategy.num_workers(), strategy.worker_index());
+    if (position) {
+      log(input.restore_state(*position)
+              ? "Continuing the input from the position the checkpoint saved."
+              : "The checkpoint's input position is of another pipeline: the input starts from "
+                "its beginning.");
+    }
   }
   // Checkpoints written during this call hold the input's position (see state()).
   if (config_.checkpoint_input_pipeline) training_input_ = &input;

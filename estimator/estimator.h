@@ -59,6 +59,13 @@ using EvalResult = std::map<std::string, double>;
 
 class Estimator;
 
+// The input position a checkpoint (a state() map, or its "input/..." tensors) saved for worker
+// `worker_index` of `num_workers`; nullopt when it saved none. Throws FailedPrecondition naming
+// both counts when another number of workers saved it (their shares differ from this run's), and
+// DataLoss when the worker's position is missing.
+std::optional<std::string> saved_input_position(const TensorMap& checkpoint, int num_workers,
+                                                int worker_index);
+
 // predict()'s generator: one Prediction per example, in input order, until nullopt. Holds a
 // reference to the Estimator, which must outlive it and not be used while it is iterated.
 class Predictions {
@@ -130,7 +137,9 @@ class Estimator {
   // path>", "optimizer/<state key>", and with RunConfig::checkpoint_input_pipeline, while train()
   // runs on one worker with an input that can save its position, "input/state" (Iterator::save):
   // the next train() restores it into its input, so a resumed run reads on exactly where the
-  // checkpoint was taken.
+  // checkpoint was taken. With several workers the chief's checkpoints hold every worker's
+  // position instead, "input/worker_<i>/state", and their number, "input/workers"
+  // (saved_input_position).
   TensorMap state() const;
   // Restores a state() map. Throws NotFound naming a missing parameter, InvalidArgument for a
   // shape or dtype that disagrees with the model.
@@ -158,9 +167,9 @@ class Estimator {
   std::unique_ptr<Strategy> local_strategy_;
   // Each replica's own statistics from the restored checkpoint, for replicas made after it.
   std::map<std::string, Tensor> replica_statistics_;
-  // The input's position the restored checkpoint saved ("" when none), restored into the next
-  // train() call's input; and that call's input while it runs, whose position state() saves.
-  std::string restored_input_state_;
+  // The input positions the restored checkpoint saved ("input/..." tensors), restored into the
+  // next train() call's input; and that call's input while it runs, whose position state() saves.
+  TensorMap restored_input_positions_;
   InputPipeline* training_input_ = nullptr;
   Strategy& train_strategy();
   Strategy& eval_strategy();

@@ -5,11 +5,87 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/strings.h"
 #include "estimator/estimator.h"
 #include "estimator/replicated_model.h"
 #include "strategy/strategy.h"
 
 namespace sluice {
+namespace {
+
+constexpr char kInputState[] = "input/state";
+constexpr char kInputWorkers[] = "input/workers";
+
+std::string worker_input_key(int64_t worker) { return str_cat("input/worker_", worker, "/state"); }
+
+// Checkpoints hold numbers: a blob goes in as its bytes.
+Tensor bytes_tensor(std::string_view bytes) {
+  Tensor tensor(DType::kUInt8, Shape{static_cast<int64_t>(bytes.size())});
+  std::memcpy(tensor.raw_data(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+std::string tensor_bytes(const Tensor& tensor) {
+  return std::string(static_cast<const char*>(tensor.raw_data()),
+                     static_cast<size_t>(tensor.byte_size()));
+}
+
+// Every worker's input position, on every worker (a collective all of them call): each puts its
+// bytes in its own slice of a tensor of zeros, and the all-reduce's sum of the tensors is their
+// concatenation (a byte as a float32 adds to zeros exactly). Empty when a worker's input cannot
+// save its position.
+std::vector<std::string> gather_input_positions(Strategy& strategy,
+                                                const std::optional<std::string>& mine) {
+  const int workers = strategy.num_workers();
+  const int index = strategy.worker_index();
+  std::vector<double> sizes(static_cast<size_t>(workers) + 1, 0.0);
+  sizes[static_cast<size_t>(index)] = mine ? static_cast<double>(mine->size()) : 0.0;
+  sizes.back() = mine ? 0.0 : 1.0;  // Workers without a position.
+  strategy.all_reduce_across_workers(sizes);
+  if (sizes.back() > 0) return {};
+  std::vector<int64_t> offsets{0};
+  for (int w = 0; w < workers; ++w)
+    offsets.push_back(offsets.back() + static_cast<int64_t>(sizes[w]));
+  Tensor all(DType::kFloat32, Shape{offsets.back()});
+  float* values = all.data<float>();
+  for (size_t i = 0; i < mine->size(); ++i) {
+    values[offsets[index] + static_cast<int64_t>(i)] = static_cast<unsigned char>((*mine)[i]);
+  }
+  strategy.all_reduce_across_workers(std::vector<Tensor>{all});
+  std::vector<std::string> positions;
+  for (int w = 0; w < workers; ++w) {
+    std::string bytes(static_cast<size_t>(offsets[w + 1] - offsets[w]), '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<char>(
+          static_cast<unsigned char>(values[offsets[w] + static_cast<int64_t>(i)]));
+    }
+    positions.push_back(std::move(bytes));
+  }
+  return positions;
+}
+
+}  // namespace
+
+std::optional<std::string> saved_input_position(const TensorMap& checkpoint, int num_workers,
+                                                int worker_index) {
+  const auto workers = checkpoint.find(kInputWorkers);
+  const int64_t saved_by = workers == checkpoint.end() ? (checkpoint.count(kInputState) ? 1 : 0)
+                                                       : workers->second.item<int64_t>();
+  if (saved_by == 0) return std::nullopt;
+  if (saved_by != num_workers) {
+    throw FailedPrecondition(str_cat(
+        "the checkpoint holds the input positions of ", saved_by, " worker(s) and this run has ",
+        num_workers, ": resume with ", saved_by,
+        " worker(s), whose shares of the input they continue, or train into a new model_dir"));
+  }
+  const auto position =
+      checkpoint.find(num_workers == 1 ? std::string(kInputState) : worker_input_key(worker_index));
+  if (position == checkpoint.end() || position->second.dtype() != DType::kUInt8) {
+    throw DataLoss(str_cat("the checkpoint's input position of worker ", worker_index,
+                           " is missing or not bytes"));
+  }
+  return tensor_bytes(position->second);
+}
 
 TensorMap Estimator::state() const {
   TensorMap state;
@@ -24,15 +100,12 @@ TensorMap Estimator::state() const {
     state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
   }
   if (train_replicas_) state.merge(train_replicas_->replica_statistics());
-  // The input's position, so that a resumed run reads on exactly where this one stood. One
-  // worker's alone would not do for several, which each read a share.
+  // The input's position, so that a resumed run reads on exactly where this one stood (several
+  // workers' positions are gathered by save_checkpoint).
   const bool one_worker = !config_.train_distribute || config_.train_distribute->num_workers() == 1;
   if (training_input_ && one_worker) {
     if (const auto position = training_input_->save_state()) {
-      // Checkpoints hold numbers: the blob goes in as its bytes.
-      Tensor bytes(DType::kUInt8, Shape{static_cast<int64_t>(position->size())});
-      std::memcpy(bytes.raw_data(), position->data(), position->size());
-      state.emplace("input/state", std::move(bytes));
+      state.emplace(kInputState, bytes_tensor(*position));
     }
   }
   for (auto& [key, tensor] : spec_.optimizer->state()) {
@@ -85,11 +158,10 @@ void Estimator::load_state(const TensorMap& state) {
       layer.set_random_state(static_cast<uint64_t>(it->second.item<int64_t>()));
     }
   }
-  const auto input = state.find("input/state");
-  restored_input_state_ = input != state.end() && input->second.dtype() == DType::kUInt8
-                              ? std::string(static_cast<const char*>(input->second.raw_data()),
-                                            static_cast<size_t>(input->second.byte_size()))
-                              : std::string();
+  restored_input_positions_.clear();
+  for (const auto& [key, tensor] : state) {
+    if (key.rfind("input/", 0) == 0) restored_input_positions_.emplace(key, tensor);
+  }
   replica_statistics_.clear();
   for (const auto& [key, tensor] : state) {
     if (key.rfind("replica_", 0) == 0) replica_statistics_.emplace(key, tensor);
@@ -113,9 +185,23 @@ std::string Estimator::restore_latest() {
 }
 
 std::string Estimator::save_checkpoint() {
+  Strategy* strategy = config_.train_distribute.get();
+  const bool workers = strategy != nullptr && strategy->num_workers() > 1;
+  // Every worker's input position goes into the chief's checkpoint.
+  std::vector<std::string> positions;
+  if (workers && training_input_) {
+    positions = gather_input_positions(*strategy, training_input_->save_state());
+  }
   // Only the chief writes checkpoints.
-  if (config_.train_distribute && !config_.train_distribute->is_chief()) return "";
-  return checkpoints_.save(global_step_, state());
+  if (workers && !strategy->is_chief()) return "";
+  TensorMap tensors = state();
+  for (size_t w = 0; w < positions.size(); ++w) {
+    tensors.emplace(worker_input_key(static_cast<int64_t>(w)), bytes_tensor(positions[w]));
+  }
+  if (!positions.empty()) {
+    tensors.emplace(kInputWorkers, Tensor::scalar<int64_t>(static_cast<int64_t>(positions.size())));
+  }
+  return checkpoints_.save(global_step_, tensors);
 }
 
 }  // namespace sluice

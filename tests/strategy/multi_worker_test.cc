@@ -442,7 +442,8 @@ TEST_F(MultiWorkerTrainTest, TwoWorkersReachTheWeightsOfTwoMirroredReplicas) {
   std::erase_if(expected, [](const auto& entry) {
     return entry.first.rfind("replica_", 0) == 0 || entry.first == "input/state";
   });
-  const auto actual = checkpoint(path("workers"));
+  auto actual = checkpoint(path("workers"));
+  std::erase_if(actual, [](const auto& entry) { return entry.first.rfind("input/", 0) == 0; });
   ASSERT_EQ(actual.size(), expected.size());
   int compared = 0;
   for (const auto& [key, want] : expected) {
@@ -475,6 +476,54 @@ TEST_F(MultiWorkerTrainTest, TwoWorkersReachTheWeightsOfTwoMirroredReplicas) {
     return at == std::string::npos ? std::string() : output.substr(at, 15);
   };
   EXPECT_EQ(accuracy(workers.output), accuracy(mirrored.output));
+}
+
+// Two workers stopped mid-epoch and started again end with a straight run's training state, byte
+// for byte: the chief's checkpoint holds both workers' input positions. Three workers cannot take
+// those positions over: their shares differ.
+TEST_F(MultiWorkerTrainTest, TwoWorkersResumeExactlyAndThreeAreRefused) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
+  write_image_folder();
+  // 24 training images in batches of 8: 3 steps an epoch; step 4 is inside the second, and runs
+  // that end at steps 4 and 6 both run two epochs (the same input plan).
+  auto job = [&](int processes, const std::string& dir, int max_steps) {
+    return run(mpirun(processes, std::string(SLUICE_CLI) + " train --data " + path("images") +
+                                     " --model estimator-convnet --optimizer sgd --lr 0.05 "
+                                     "--batch 8 --seed 7 --threads 1 --strategy multiworker "
+                                     "--save-checkpoints-steps 2 --max-steps " +
+                                     std::to_string(max_steps) + " --model-dir " + path(dir)));
+  };
+  const JobResult straight = job(2, "straight", 6);
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  const JobResult first = job(2, "resumed", 4);
+  ASSERT_EQ(first.status, 0) << first.output;
+  const JobResult again = job(2, "resumed", 6);
+  ASSERT_EQ(again.status, 0) << again.output;
+  EXPECT_NE(again.output.find("Resuming from model.ckpt-4"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("the input continues from its saved position"), std::string::npos)
+      << again.output;
+
+  auto training_state = [&](const std::string& dir) {
+    TensorMap tensors = read_checkpoint_file(path(dir + "/model.ckpt-6"));
+    EXPECT_EQ(tensors.at("input/workers").item<int64_t>(), 2);
+    std::erase_if(tensors, [](const auto& entry) { return entry.first.rfind("input/", 0) == 0; });
+    return tensors;
+  };
+  const TensorMap want = training_state("straight");
+  const TensorMap got = training_state("resumed");
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [key, tensor] : want) {
+    ASSERT_TRUE(got.count(key)) << key;
+    const Tensor& other = got.at(key);
+    ASSERT_EQ(other.shape(), tensor.shape()) << key;
+    EXPECT_EQ(std::memcmp(other.raw_data(), tensor.raw_data(), tensor.byte_size()), 0) << key;
+  }
+
+  const JobResult three = job(3, "resumed", 9);
+  EXPECT_EQ(three.status, 1) << three.output;
+  EXPECT_NE(three.output.find("holds the input positions of 2 worker(s) and this run has 3"),
+            std::string::npos)
+      << three.output;
 }
 
 }  // namespace
