@@ -5,17 +5,24 @@
 //                        auto-sharding of range(12).batch(4), the InputContext.
 //   hang K | die K       worker 1 stops answering (sleeps) or exits abruptly before collective K;
 //                        the others must fail with a clear error instead of waiting.
+//   evaluate             an Estimator's evaluation of 37 examples on one process (every worker
+//                        computes it alone) and sharded over the workers, each evaluating every
+//                        num_workers-th example.
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <thread>
 
 #include "core/errors.h"
 #include "dataset/dataset.h"
+#include "estimator/estimator.h"
+#include "model/dense.h"
+#include "model/flatten.h"
 #include "strategy/multi_worker_mirrored_strategy.h"
 
 namespace sluice {
@@ -83,6 +90,57 @@ void stop_at(MultiWorkerMirroredStrategy& strategy, bool die, int k) {
   }
 }
 
+// Example i: a 4×4×1 image of a ramp whose slope depends on i, labelled by its parity.
+Dataset probe_examples() {
+  return Dataset::range(37).map([](Element e) {
+    const int64_t i = e[0].item<int64_t>();
+    Tensor image(DType::kFloat32, Shape{4, 4, 1});
+    float* p = image.data<float>();
+    for (int k = 0; k < 16; ++k) p[k] = static_cast<float>((k * (i % 7) + i) % 11) / 11.0f;
+    return Element{{"image", std::move(image)}, {"label", Tensor::scalar<int64_t>(i % 2)}};
+  });
+}
+
+ModelSpec probe_spec() {
+  auto model = [] {
+    Sequential model("probe");
+    model.add(Input({4, 4, 1}));
+    model.add(std::make_unique<Flatten>());
+    model.add(std::make_unique<Dense>(2));
+    model.build(11);
+    return model;
+  };
+  ModelSpec spec{model(),
+                 Loss("sparse_categorical_crossentropy", /*from_logits=*/true),
+                 std::make_unique<SGD>(SGDOptions{.learning_rate = 0.1f}),
+                 {"accuracy"}};
+  spec.model_fn = model;
+  return spec;
+}
+
+void evaluate(const std::shared_ptr<Strategy>& strategy) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
+          .string();
+  RunConfig config;
+  config.model_dir = dir + "/single";
+  const EvalResult single =
+      Estimator(probe_spec(), config).evaluate([] { return probe_examples().batch(4); });
+  config.model_dir = dir + "/sharded";
+  config.eval_distribute = strategy;
+  const int workers = strategy->num_workers();
+  const int index = strategy->worker_index();
+  const EvalResult sharded = Estimator(probe_spec(), config).evaluate([workers, index] {
+    return probe_examples().shard(workers, index).batch(4);
+  });
+  std::filesystem::remove_all(dir);
+  std::cout.precision(17);
+  for (const char* key : {"loss", "accuracy"}) {
+    std::cout << "single_" << key << ": " << single.at(key) << "\n"
+              << "sharded_" << key << ": " << sharded.at(key) << "\n";
+  }
+}
+
 }  // namespace
 }  // namespace sluice
 
@@ -90,13 +148,17 @@ int main(int argc, char** argv) {
   using namespace sluice;
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
-    MultiWorkerMirroredStrategy strategy({.threads = 1, .collective_timeout_seconds = 5});
-    if (mode == "collectives") {
+    auto shared = std::make_shared<MultiWorkerMirroredStrategy>(
+        MultiWorkerOptions{.threads = 1, .collective_timeout_seconds = 5});
+    MultiWorkerMirroredStrategy& strategy = *shared;
+    if (mode == "evaluate") {
+      evaluate(shared);
+    } else if (mode == "collectives") {
       collectives(strategy);
     } else if ((mode == "hang" || mode == "die") && argc > 2) {
       stop_at(strategy, mode == "die", std::atoi(argv[2]));
     } else {
-      std::cerr << "usage: multi_worker_probe collectives | hang K | die K\n";
+      std::cerr << "usage: multi_worker_probe collectives | hang K | die K | evaluate\n";
       return 2;
     }
   } catch (const Error& e) {

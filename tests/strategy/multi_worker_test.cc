@@ -377,6 +377,33 @@ TEST(MultiWorkerTest, AWorkerThatDiesEndsTheJob) {
   EXPECT_NE(r.output.find(",1]"), std::string::npos) << r.output;
 }
 
+// Evaluation sharded over 2 and 3 workers equals one process's: each worker evaluates its share
+// and the losses and metrics are reduced as sums and counts.
+TEST(MultiWorkerTest, ShardedEvaluationEqualsOneProcessEvaluation) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
+  for (int processes : {2, 3}) {
+    const JobResult r =
+        run(mpirun(processes, std::string(SLUICE_MULTI_WORKER_PROBE) + " evaluate"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (const std::string key : {"loss", "accuracy"}) {
+      const std::vector<std::string> single = values(r.output, "single_" + key);
+      const std::vector<std::string> sharded = values(r.output, "sharded_" + key);
+      ASSERT_EQ(single.size(), static_cast<size_t>(processes)) << r.output;
+      ASSERT_EQ(sharded.size(), static_cast<size_t>(processes)) << r.output;
+      for (int w = 0; w < processes; ++w) {
+        if (key == "accuracy") {
+          EXPECT_EQ(sharded[w], single[w]) << processes << " workers";
+        } else {
+          // The same per-example losses, summed in float32 within other batches: equal to
+          // float32 rounding.
+          EXPECT_NEAR(std::stod(sharded[w]), std::stod(single[w]), 1e-6 * std::stod(single[w]))
+              << processes << " workers";
+        }
+      }
+    }
+  }
+}
+
 // --- sluice train --strategy multiworker --------------------------------------------------------
 
 class MultiWorkerTrainTest : public testing::TempDirTest {
