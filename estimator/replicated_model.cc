@@ -52,15 +52,24 @@ double finish_gradient(float* g, const std::vector<const float*>& others, const 
 
 int64_t rows_of(const Tensor& t) { return t.rank() == 0 ? 1 : t.dim(0); }
 
-std::vector<Tensor> gradients_of(Sequential& model) {
-  std::vector<Tensor> out;
-  for (Parameter* p : model.trainable_parameters()) out.push_back(p->gradient);
+// The tensors themselves, for the strategy to write: a copy of a one-element tensor is another
+// value (core/tensor.h).
+std::vector<Tensor*> gradients_of(Sequential& model) {
+  std::vector<Tensor*> out;
+  for (Parameter* p : model.trainable_parameters()) out.push_back(&p->gradient);
   return out;
 }
 
-std::vector<Tensor> values_of(const std::vector<Parameter*>& parameters) {
+std::vector<Tensor*> values_of(const std::vector<Parameter*>& parameters) {
+  std::vector<Tensor*> out;
+  for (Parameter* p : parameters) out.push_back(&p->value);
+  return out;
+}
+
+// Copies, to read from.
+std::vector<Tensor> copies(const std::vector<Tensor*>& tensors) {
   std::vector<Tensor> out;
-  for (Parameter* p : parameters) out.push_back(p->value);
+  for (const Tensor* t : tensors) out.push_back(*t);
   return out;
 }
 
@@ -194,10 +203,10 @@ ReplicatedModel::~ReplicatedModel() = default;
 
 void ReplicatedModel::sync_from_primary() {
   if (models_.size() < 2) return;
-  std::vector<std::vector<Tensor>> destinations;
+  std::vector<std::vector<Tensor*>> destinations;
   for (size_t r = 1; r < models_.size(); ++r)
     destinations.push_back(values_of(models_[r]->parameters()));
-  strategy_.broadcast_to(values_of(models_[0]->parameters()), destinations);
+  strategy_.broadcast_to(copies(values_of(models_[0]->parameters())), destinations);
 }
 
 ReplicatedModel::StepResult ReplicatedModel::train_step(
@@ -249,8 +258,8 @@ ReplicatedModel::StepResult ReplicatedModel::train_step(
     // The local sum first, then the sum over workers: both before the update.
     if (n > 1) {
       std::vector<std::vector<Tensor>> gradients;
-      for (Sequential* model : models_) gradients.push_back(gradients_of(*model));
-      strategy_.batch_reduce_to(ReduceOp::kSum, gradients, gradients[0]);
+      for (Sequential* model : models_) gradients.push_back(copies(gradients_of(*model)));
+      strategy_.batch_reduce_to(ReduceOp::kSum, gradients, gradients_of(*models_[0]));
       replicas_summed_ = true;
     }
     strategy_.all_reduce_across_workers(gradients_of(*models_[0]));

@@ -267,38 +267,38 @@ MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
   if (comm_->comm != MPI_COMM_NULL && !finalized && !g_abort_at_exit) MPI_Comm_free(&comm_->comm);
 }
 
-void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Tensor>& tensors) {
+void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Tensor*>& tensors) {
   if (num_workers() == 1) return;
   int64_t total = 0;
-  for (const Tensor& t : tensors) {
-    if (t.dtype() != DType::kFloat32) {
+  for (const Tensor* t : tensors) {
+    if (t->dtype() != DType::kFloat32) {
       throw InvalidArgument(str_cat("all_reduce_across_workers: only float32 is reduced, got ",
-                                    dtype_name(t.dtype())));
+                                    dtype_name(t->dtype())));
     }
-    total += t.num_elements();
+    total += t->num_elements();
   }
   // Large tensors are summed in place, without a copy; the small ones are packed into one
   // message, since per-message latency dominates for them. Every worker makes the same split.
   constexpr int64_t kInPlace = int64_t{1} << 18;
   std::vector<float>& packed = comm_->packed;
   packed.clear();
-  for (const Tensor& t : tensors) {
-    if (t.num_elements() >= kInPlace) continue;
-    const float* v = static_cast<const float*>(t.raw_data());
-    packed.insert(packed.end(), v, v + t.num_elements());
+  for (const Tensor* t : tensors) {
+    if (t->num_elements() >= kInPlace) continue;
+    const float* v = t->data<float>();
+    packed.insert(packed.end(), v, v + t->num_elements());
   }
   if (!packed.empty() || total == 0) {
     comm_->sum(packed.data(), static_cast<int64_t>(packed.size()), MPI_FLOAT, timeout_seconds_,
                "all_reduce_across_workers");
   }
   int64_t offset = 0;
-  for (const Tensor& t : tensors) {
-    float* v = static_cast<float*>(const_cast<Tensor&>(t).raw_data());
-    if (t.num_elements() >= kInPlace) {
-      comm_->sum(v, t.num_elements(), MPI_FLOAT, timeout_seconds_, "all_reduce_across_workers");
+  for (Tensor* t : tensors) {
+    float* v = t->data<float>();
+    if (t->num_elements() >= kInPlace) {
+      comm_->sum(v, t->num_elements(), MPI_FLOAT, timeout_seconds_, "all_reduce_across_workers");
     } else {
-      std::memcpy(v, packed.data() + offset, t.byte_size());
-      offset += t.num_elements();
+      std::memcpy(v, packed.data() + offset, t->byte_size());
+      offset += t->num_elements();
     }
   }
 }
@@ -309,26 +309,26 @@ void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>&
              values.empty() ? "barrier" : "all_reduce_across_workers");
 }
 
-void MultiWorkerMirroredStrategy::broadcast_from_chief(const std::vector<Tensor>& tensors) {
+void MultiWorkerMirroredStrategy::broadcast_from_chief(const std::vector<Tensor*>& tensors) {
   if (num_workers() == 1) return;
   int64_t total = 0;
-  for (const Tensor& t : tensors) {
-    if (t.dtype() == DType::kString) {
+  for (const Tensor* t : tensors) {
+    if (t->dtype() == DType::kString) {
       throw InvalidArgument("broadcast_from_chief: string tensors are not broadcast");
     }
-    total += static_cast<int64_t>(t.byte_size());
+    total += static_cast<int64_t>(t->byte_size());
   }
   std::vector<char> packed(static_cast<size_t>(total));
   int64_t offset = 0;
-  for (const Tensor& t : tensors) {
-    std::memcpy(packed.data() + offset, t.raw_data(), t.byte_size());
-    offset += static_cast<int64_t>(t.byte_size());
+  for (const Tensor* t : tensors) {
+    std::memcpy(packed.data() + offset, t->raw_data(), t->byte_size());
+    offset += static_cast<int64_t>(t->byte_size());
   }
   comm_->broadcast(packed.data(), total, timeout_seconds_);
   offset = 0;
-  for (const Tensor& t : tensors) {
-    std::memcpy(const_cast<Tensor&>(t).raw_data(), packed.data() + offset, t.byte_size());
-    offset += static_cast<int64_t>(t.byte_size());
+  for (Tensor* t : tensors) {
+    std::memcpy(t->raw_data(), packed.data() + offset, t->byte_size());
+    offset += static_cast<int64_t>(t->byte_size());
   }
 }
 

@@ -38,9 +38,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   std::string_view name() const override { return "MultiWorkerMirroredStrategy"; }
   double collective_timeout_seconds() const { return timeout_seconds_; }
 
-  void all_reduce_across_workers(const std::vector<Tensor>& tensors) override;
+  void all_reduce_across_workers(const std::vector<Tensor*>& tensors) override;
   void all_reduce_across_workers(std::vector<double>& values) override;
-  void broadcast_from_chief(const std::vector<Tensor>& tensors) override;
+  void broadcast_from_chief(const std::vector<Tensor*>& tensors) override;
 
  private:
   struct Comm;

@@ -94,18 +94,24 @@ std::vector<WorkItem> make_chunks(const std::vector<int64_t>& sizes) {
   return chunks;
 }
 
+std::vector<Tensor*> addresses(std::vector<Tensor>& tensors) {
+  std::vector<Tensor*> out;
+  for (Tensor& t : tensors) out.push_back(&t);
+  return out;
+}
+
 // destinations[i] = Σ_r values[r][i] (÷ n for kMean), each element summed in replica order.
 // REQUIRES: check_per_replica passed and destinations match. Runs parallel loops on the calling
 // thread's arena.
 void reduce_into(ReduceOp op, const PerReplica<std::vector<const Tensor*>>& values,
-                 const std::vector<Tensor>& destinations) {
+                 const std::vector<Tensor*>& destinations) {
   const size_t n = values.size();
   std::vector<int64_t> sizes;
-  for (const Tensor& d : destinations) sizes.push_back(d.num_elements());
+  for (const Tensor* d : destinations) sizes.push_back(d->num_elements());
   const std::vector<WorkItem> chunks = make_chunks(sizes);
   const float count = static_cast<float>(n);
   auto work = [&](const WorkItem& c) {
-    float* out = static_cast<float*>(const_cast<Tensor&>(destinations[c.tensor]).raw_data());
+    float* out = destinations[c.tensor]->data<float>();
     std::vector<const float*> in(n);
     for (size_t r = 0; r < n; ++r)
       in[r] = static_cast<const float*>(values[r][c.tensor]->raw_data());
@@ -193,7 +199,7 @@ class ReplicaGroup {
       }
       check_per_replica(in, n_, "all_reduce");
       for (const Tensor* t : in[0]) result.emplace_back(DType::kFloat32, t->shape());
-      reduce_into(op, in, result);
+      reduce_into(op, in, addresses(result));
     } catch (const InvalidArgument& e) {
       invalid = e.what();
     }
@@ -314,9 +320,9 @@ void Strategy::set_cluster(int num_workers, int worker_index) {
 }
 
 // One worker: the sums are the values themselves and the chief's values are everyone's.
-void Strategy::all_reduce_across_workers(const std::vector<Tensor>&) {}
+void Strategy::all_reduce_across_workers(const std::vector<Tensor*>&) {}
 void Strategy::all_reduce_across_workers(std::vector<double>&) {}
-void Strategy::broadcast_from_chief(const std::vector<Tensor>&) {}
+void Strategy::broadcast_from_chief(const std::vector<Tensor*>&) {}
 
 void Strategy::barrier() {
   if (num_workers_ == 1) return;
@@ -402,12 +408,12 @@ std::vector<Tensor> Strategy::reduce(ReduceOp op, const PerReplica<std::vector<T
   check_per_replica(in, num_replicas_, str_cat(name(), ".reduce"));
   std::vector<Tensor> out;
   for (const Tensor* t : in[0]) out.emplace_back(DType::kFloat32, t->shape());
-  impl_->arena.execute([&] { reduce_into(op, in, out); });
+  impl_->arena.execute([&] { reduce_into(op, in, addresses(out)); });
   return out;
 }
 
 void Strategy::batch_reduce_to(ReduceOp op, const PerReplica<std::vector<Tensor>>& values,
-                               const std::vector<Tensor>& destinations) {
+                               const std::vector<Tensor*>& destinations) {
   const auto in = pointers(values);
   check_per_replica(in, num_replicas_, str_cat(name(), ".batch_reduce_to"));
   if (destinations.size() != in[0].size()) {
@@ -415,20 +421,20 @@ void Strategy::batch_reduce_to(ReduceOp op, const PerReplica<std::vector<Tensor>
                                   " destinations for ", in[0].size(), " values"));
   }
   for (size_t i = 0; i < destinations.size(); ++i) {
-    if (destinations[i].dtype() != DType::kFloat32 ||
-        destinations[i].shape() != in[0][i]->shape()) {
+    if (destinations[i]->dtype() != DType::kFloat32 ||
+        destinations[i]->shape() != in[0][i]->shape()) {
       throw InvalidArgument(str_cat(name(), ".batch_reduce_to: destination ", i, " is ",
-                                    dtype_name(destinations[i].dtype()),
-                                    destinations[i].shape().to_string(), ", expected float32",
+                                    dtype_name(destinations[i]->dtype()),
+                                    destinations[i]->shape().to_string(), ", expected float32",
                                     in[0][i]->shape().to_string()));
     }
   }
   if (num_replicas_ == 1 && op == ReduceOp::kSum) {
     // One replica: only a copy, and none when the destination is the value itself.
     for (size_t i = 0; i < destinations.size(); ++i) {
-      if (destinations[i].raw_data() != in[0][i]->raw_data()) {
-        std::memcpy(const_cast<Tensor&>(destinations[i]).raw_data(), in[0][i]->raw_data(),
-                    destinations[i].byte_size());
+      if (destinations[i]->raw_data() != in[0][i]->raw_data()) {
+        std::memcpy(destinations[i]->raw_data(), in[0][i]->raw_data(),
+                    destinations[i]->byte_size());
       }
     }
     return;
@@ -437,7 +443,7 @@ void Strategy::batch_reduce_to(ReduceOp op, const PerReplica<std::vector<Tensor>
 }
 
 void Strategy::broadcast_to(const std::vector<Tensor>& sources,
-                            const std::vector<std::vector<Tensor>>& destinations) {
+                            const std::vector<std::vector<Tensor*>>& destinations) {
   std::vector<int64_t> sizes;
   for (const Tensor& s : sources) sizes.push_back(static_cast<int64_t>(s.byte_size()));
   for (size_t d = 0; d < destinations.size(); ++d) {
@@ -447,7 +453,7 @@ void Strategy::broadcast_to(const std::vector<Tensor>& sources,
                                     " sources"));
     }
     for (size_t i = 0; i < sources.size(); ++i) {
-      const Tensor& t = destinations[d][i];
+      const Tensor& t = *destinations[d][i];
       if (t.dtype() != sources[i].dtype() || t.shape() != sources[i].shape() ||
           t.dtype() == DType::kString) {
         throw InvalidArgument(str_cat(name(), ".broadcast_to: destination ", d, "/", i, " is ",
@@ -462,9 +468,9 @@ void Strategy::broadcast_to(const std::vector<Tensor>& sources,
   const size_t items = chunks.size() * destinations.size();
   auto copy = [&](size_t k) {
     const WorkItem& c = chunks[k % chunks.size()];
-    const Tensor& dst = destinations[k / chunks.size()][c.tensor];
+    Tensor& dst = *destinations[k / chunks.size()][c.tensor];
     if (dst.raw_data() == sources[c.tensor].raw_data()) return;
-    std::memcpy(static_cast<char*>(const_cast<Tensor&>(dst).raw_data()) + c.begin,
+    std::memcpy(static_cast<char*>(dst.raw_data()) + c.begin,
                 static_cast<const char*>(sources[c.tensor].raw_data()) + c.begin,
                 static_cast<size_t>(c.end - c.begin));
   };

@@ -56,10 +56,11 @@ class Strategy {
   // worker). all_reduce_across_workers sums float32 tensors (or doubles) in place, in worker order,
   // so the result is bit-identical on every worker; broadcast_from_chief copies the chief's values
   // everywhere; barrier returns once every worker called it. Errors: a worker that does not arrive
-  // in time or died → Internal naming it.
-  virtual void all_reduce_across_workers(const std::vector<Tensor>& tensors);
+  // in time or died → Internal naming it. The tensors written are passed by address: a copy of a
+  // one-element tensor holds its own value (core/tensor.h), so writing a copy would be lost.
+  virtual void all_reduce_across_workers(const std::vector<Tensor*>& tensors);
   virtual void all_reduce_across_workers(std::vector<double>& values);
-  virtual void broadcast_from_chief(const std::vector<Tensor>& tensors);
+  virtual void broadcast_from_chief(const std::vector<Tensor*>& tensors);
   void barrier();
   // The thread budget this strategy's work runs on.
   int num_threads() const { return threads_; }
@@ -87,13 +88,14 @@ class Strategy {
   // element is read from every replica before it is written. Runs in parallel on the strategy's
   // threads. Throws InvalidArgument as reduce(), or when destinations do not match the values'
   // shapes.
+  // Destinations are passed by address, as the collectives' tensors.
   void batch_reduce_to(ReduceOp op, const PerReplica<std::vector<Tensor>>& values,
-                       const std::vector<Tensor>& destinations);
+                       const std::vector<Tensor*>& destinations);
   // Copies each source into the same position of every destination list (e.g. replica 0's updated
   // weights into the other replicas), in parallel on the strategy's threads. Throws InvalidArgument
   // for shapes or dtypes that disagree.
   void broadcast_to(const std::vector<Tensor>& sources,
-                    const std::vector<std::vector<Tensor>>& destinations);
+                    const std::vector<std::vector<Tensor*>>& destinations);
 
   // Runs fn on the strategy's threads (parallel loops inside it use that budget).
   void execute(const std::function<void()>& fn);

@@ -119,6 +119,43 @@ TEST_F(MirroredEstimatorTest, NReplicasTrainAsOneReplicaWithTheGlobalBatch) {
   EXPECT_NEAR(single_loss, mirrored_loss, 1e-5);
 }
 
+// A parameter of one element lives inside its tensor, not in a shared buffer, so a copy of it is
+// another value: the replicas must still start from the Estimator's value of it and keep it.
+TEST_F(MirroredEstimatorTest, SingleElementParametersAreMirroredToo) {
+  auto model = [](uint64_t seed) {
+    Sequential m("narrow");
+    m.add(Input({4, 4, 1}));
+    m.add(std::make_unique<Flatten>());
+    m.add(std::make_unique<Dense>(1));
+    m.add(std::make_unique<Dense>(1));  // Its kernel has one element.
+    m.add(std::make_unique<Dense>(2));
+    m.build(seed);
+    return m;
+  };
+  std::vector<std::vector<float>> single, mirrored;
+  for (int replicas : {0, 2}) {
+    RunConfig config = this->config();
+    config.model_dir = dir_ + "/" + std::to_string(replicas);
+    if (replicas > 0) config.train_distribute = std::make_shared<MirroredStrategy>(replicas, 2);
+    ModelSpec spec{model(5),
+                   Loss("sparse_categorical_crossentropy", /*from_logits=*/true),
+                   std::make_unique<SGD>(SGDOptions{.learning_rate = 0.1f}),
+                   {"accuracy"}};
+    spec.model_fn = [&model] { return model(99); };
+    Estimator est(std::move(spec), config);
+    est.train(separable_input(64, 16), {}, 2);
+    est.train(separable_input(64, 16), {}, 2);  // Restores, then continues.
+    (replicas == 0 ? single : mirrored) = weights_of(est.model(), false);
+  }
+  ASSERT_EQ(single.size(), mirrored.size());
+  for (size_t i = 0; i < single.size(); ++i) {
+    for (size_t j = 0; j < single[i].size(); ++j) {
+      EXPECT_NEAR(single[i][j], mirrored[i][j], 2e-5f * (1.0f + std::abs(single[i][j])))
+          << "parameter " << i << " element " << j;
+    }
+  }
+}
+
 TEST_F(MirroredEstimatorTest, ReportedLossIsTheGlobalBatchLoss) {
   // Step 1 starts from the same weights, so the loss hooks see must agree across replica counts.
   std::vector<double> first_loss;

@@ -53,7 +53,7 @@ void collectives(MultiWorkerMirroredStrategy& strategy) {
   auto v = t.values<float>();
   for (int i = 0; i < 4; ++i)
     v[i] = 0.1f * float(rank + 1) + 1e-7f * float(i) + 3.3e7f * (rank == 0);
-  strategy.all_reduce_across_workers(std::vector<Tensor>{t});
+  strategy.all_reduce_across_workers({&t});
   std::string sum;
   for (float x : v) sum += bits(x) + " ";
   std::cout << "float_sum: " << sum << "\n";
@@ -62,7 +62,7 @@ void collectives(MultiWorkerMirroredStrategy& strategy) {
   std::cout << "double_sum: " << d[0] << " " << d[1] << "\n";
   Tensor b(DType::kFloat32, {3});
   for (int i = 0; i < 3; ++i) b.values<float>()[i] = float(rank * 10 + i);
-  strategy.broadcast_from_chief({b});
+  strategy.broadcast_from_chief({&b});
   std::cout << "broadcast: " << b.values<float>()[0] << " " << b.values<float>()[1] << " "
             << b.values<float>()[2] << "\n";
   strategy.barrier();
@@ -86,7 +86,7 @@ void stop_at(MultiWorkerMirroredStrategy& strategy, bool die, int k) {
       if (die) std::_Exit(3);
       std::this_thread::sleep_for(std::chrono::seconds(600));
     }
-    strategy.all_reduce_across_workers(std::vector<Tensor>{t});
+    strategy.all_reduce_across_workers({&t});
   }
 }
 

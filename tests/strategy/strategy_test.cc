@@ -108,13 +108,25 @@ TEST(StrategyTest, BatchReduceToMayWriteIntoAnInputAndBroadcastCopiesToEveryRepl
   std::vector<std::vector<Tensor>> grads = {
       {floats({1, 2, 3})}, {floats({10, 20, 30})}, {floats({100, 200, 300})}};
   // Into replica 2's own tensor: each element is read from every replica before it is written.
-  strategy.batch_reduce_to(ReduceOp::kSum, grads, {grads[2][0]});
+  strategy.batch_reduce_to(ReduceOp::kSum, grads, {&grads[2][0]});
   EXPECT_EQ(values_of(grads[2][0]), std::vector<float>({111, 222, 333}));
-  strategy.broadcast_to({grads[2][0]}, {grads[0], grads[1]});
+  strategy.broadcast_to({grads[2][0]}, {{&grads[0][0]}, {&grads[1][0]}});
   EXPECT_EQ(values_of(grads[0][0]), std::vector<float>({111, 222, 333}));
   EXPECT_EQ(values_of(grads[1][0]), std::vector<float>({111, 222, 333}));
-  EXPECT_THROW(strategy.batch_reduce_to(ReduceOp::kSum, grads, {floats({0, 0})}), InvalidArgument);
-  EXPECT_THROW(strategy.broadcast_to({floats({1})}, {{floats({1, 2})}}), InvalidArgument);
+  Tensor two = floats({0, 0});
+  EXPECT_THROW(strategy.batch_reduce_to(ReduceOp::kSum, grads, {&two}), InvalidArgument);
+  EXPECT_THROW(strategy.broadcast_to({floats({1})}, {{&two}}), InvalidArgument);
+}
+
+TEST(StrategyTest, OneElementDestinationsAreWritten) {
+  // A one-element tensor holds its value itself: the strategy must write the caller's tensor.
+  MirroredStrategy strategy(2, 2);
+  Tensor sum = floats({0});
+  strategy.batch_reduce_to(ReduceOp::kSum, {{floats({1.5f})}, {floats({2})}}, {&sum});
+  EXPECT_EQ(values_of(sum), std::vector<float>({3.5f}));
+  Tensor copy = floats({0});
+  strategy.broadcast_to({sum}, {{&copy}});
+  EXPECT_EQ(values_of(copy), std::vector<float>({3.5f}));
 }
 
 // --- Errors -------------------------------------------------------------------------------------
