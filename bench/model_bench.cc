@@ -5,7 +5,7 @@
 // installed), the figure the peer script prints as epoch_seconds. Also the kernel-gradient product
 // of tpu-guide-cnn's first Dense layer on Eigen's GEMM and on the small-k kernel, side by side.
 #include <benchmark/benchmark.h>
-#include <tbb/task_arena.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <numeric>
@@ -36,7 +36,7 @@ struct FashionBatch {
 };
 
 void BM_FashionCnnTrainStep(benchmark::State& state) {
-  tbb::task_arena arena(static_cast<int>(state.range(0)));
+  oneapi::tbb::task_arena arena(static_cast<int>(state.range(0)));
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 1);
     SGD sgd({.learning_rate = 0.01f, .momentum = 0.5f});  // The PyTorch/XLA tutorial's optimizer.
@@ -56,7 +56,7 @@ void BM_FashionCnnTrainStep(benchmark::State& state) {
 BENCHMARK(BM_FashionCnnTrainStep)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_FashionCnnPredict(benchmark::State& state) {
-  tbb::task_arena arena(static_cast<int>(state.range(0)));
+  oneapi::tbb::task_arena arena(static_cast<int>(state.range(0)));
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 1);
     const FashionBatch batch;
@@ -80,7 +80,7 @@ void BM_GemmSmallK(benchmark::State& state) {
   for (float& v : x.values<float>()) v = rng.uniform(-1.0f, 1.0f);
   for (float& v : dz.values<float>()) v = rng.uniform(-1.0f, 1.0f);
   std::fill(dw.values<float>().begin(), dw.values<float>().end(), 0.0f);  // Pages mapped untimed.
-  tbb::task_arena arena(static_cast<int>(state.range(2)));
+  oneapi::tbb::task_arena arena(static_cast<int>(state.range(2)));
   arena.execute([&] {
     for (auto _ : state) {
       internal::gemm(true, false, m, n, k, x.data<float>(), dz.data<float>(), dw.data<float>(),
@@ -133,7 +133,7 @@ void BM_FashionCnnEpoch(benchmark::State& state) {
   }
   const int64_t n = data->images.dim(0);
   const int64_t example = data->images.num_elements() / n;
-  tbb::task_arena arena(static_cast<int>(state.range(0)));
+  oneapi::tbb::task_arena arena(static_cast<int>(state.range(0)));
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 1);
     SGD sgd({.learning_rate = 0.01f, .momentum = 0.5f});

@@ -51,7 +51,7 @@ std::vector<std::string> gather_input_positions(Strategy& strategy,
   for (size_t i = 0; i < mine->size(); ++i) {
     values[offsets[index] + static_cast<int64_t>(i)] = static_cast<unsigned char>((*mine)[i]);
   }
-  strategy.all_reduce_across_workers(std::vector<Tensor>{all});
+  strategy.all_reduce_across_workers({&all});
   std::vector<std::string> positions;
   for (int w = 0; w < workers; ++w) {
     std::string bytes(static_cast<size_t>(offsets[w + 1] - offsets[w]), '\0');
@@ -95,7 +95,7 @@ TensorMap Estimator::state() const {
   // Statistics of mirrored replicas are saved as their mean (Keras' ON_READ / MEAN variables).
   std::map<std::string, Tensor> statistics;
   if (train_replicas_) statistics = train_replicas_->mean_statistics();
-  for (Parameter* p : const_cast<Sequential&>(spec_.model).parameters()) {
+  for (const Parameter* p : spec_.model.parameters()) {
     auto mean = statistics.find(p->path);
     state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
   }
@@ -111,7 +111,7 @@ TensorMap Estimator::state() const {
   for (auto& [key, tensor] : spec_.optimizer->state()) {
     state.emplace("optimizer/" + key, std::move(tensor));
   }
-  Sequential& model = const_cast<Sequential&>(spec_.model);
+  const Sequential& model = spec_.model;
   for (size_t i = 0; i < model.num_layers(); ++i) {
     if (const auto random = model.layer(i).random_state()) {
       state.emplace("rng/" + model.layer(i).name(),

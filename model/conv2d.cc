@@ -1,8 +1,8 @@
 #include "model/conv2d.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
 #include <span>
@@ -221,7 +221,7 @@ struct Conv2D::Workspace {
     std::vector<float> dz;
   };
   // Each task takes the buffers of the thread running it; sized on first use, then reused.
-  tbb::enumerable_thread_specific<Buffers> buffers;
+  oneapi::tbb::enumerable_thread_specific<Buffers> buffers;
   std::vector<float> partial;  // kGradientChunks × (kernel + bias) partial gradients.
 };
 
@@ -243,7 +243,7 @@ Tensor Conv2D::forward(const Tensor& input, bool training) {
   const int64_t out_size = g.positions() * filters_;
   const int64_t per_block = images_per_block(g);
   const int64_t blocks = (batch + per_block - 1) / per_block;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
     std::vector<float>& patches = workspace_->buffers.local().patches;
     for (int64_t block = range.begin(); block != range.end(); ++block) {
       const int64_t n0 = block * per_block;
@@ -303,7 +303,7 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   std::vector<float>& partial = workspace_->partial;
   partial.assign(static_cast<size_t>(std::max<int64_t>(chunks, 1) * partial_size), 0.0f);
 
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const auto& range) {
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, chunks, 1), [&](const auto& range) {
     Workspace::Buffers& buffers = workspace_->buffers.local();
     for (int64_t chunk = range.begin(); chunk != range.end(); ++chunk) {
       float* dk = partial.data() + chunk * partial_size;

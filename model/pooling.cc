@@ -1,8 +1,8 @@
 #include "model/pooling.h"
 
 #include <emmintrin.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
@@ -122,7 +122,7 @@ Tensor Pooling2D::forward(const Tensor& input, bool training) {
   if (max_) argmax_.resize(static_cast<size_t>(output.num_elements()));
   const float* x = input.data<float>();
   float* y = output.data<float>();
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
     for (int64_t n = range.begin(); n != range.end(); ++n) {
       const float* image = x + n * h * w * c;
       for (int64_t oy = 0; oy < oh; ++oy) {
@@ -170,7 +170,7 @@ Tensor Pooling2D::backward(const Tensor& grad_output) {
   const int64_t in_size = h * w * c, out_size = oh * ow * c;
   // Windows never span images, so images are independent; within one, windows may overlap
   // (strides < pool size) and the scatter adds up in output order.
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
     for (int64_t n = range.begin(); n != range.end(); ++n) {
       float* d_image = dx + n * in_size;
       std::fill(d_image, d_image + in_size, 0.0f);

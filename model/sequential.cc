@@ -140,6 +140,14 @@ std::vector<Parameter*> Sequential::parameters() {
   return params;
 }
 
+std::vector<const Parameter*> Sequential::parameters() const {
+  std::vector<const Parameter*> params;
+  for (const auto& layer : layers_) {
+    for (const Parameter* p : layer->parameters()) params.push_back(p);
+  }
+  return params;
+}
+
 std::vector<Parameter*> Sequential::trainable_parameters() {
   std::vector<Parameter*> params;
   for (Parameter* p : parameters()) {

@@ -54,10 +54,12 @@ class Sequential {
 
   size_t num_layers() const { return layers_.size(); }
   Layer& layer(size_t i) { return *layers_.at(i); }
+  const Layer& layer(size_t i) const { return *layers_.at(i); }
   // Throws NotFound.
   Layer& get_layer(std::string_view name);
 
   std::vector<Parameter*> parameters();
+  std::vector<const Parameter*> parameters() const;
   std::vector<Parameter*> trainable_parameters();
   int64_t count_params();
   int64_t count_trainable_params();

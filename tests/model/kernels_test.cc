@@ -4,7 +4,7 @@
 // max pooling's per-image backward, results that do not depend on the thread count, and reused
 // buffers never overwriting a tensor still held.
 #include <gtest/gtest.h>
-#include <tbb/task_arena.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -236,7 +236,7 @@ TEST_P(GemmTest, SmallInnerDimensionDoesNotDependOnTheThreadCount) {
   const Tensor b = random_tensor({k * n}, 51);
   auto product = [&](int threads, bool parallel) {
     Tensor c(DType::kFloat32, {m, n});
-    tbb::task_arena arena(threads);
+    oneapi::tbb::task_arena arena(threads);
     arena.execute([&] {
       internal::gemm(true, false, m, n, k, a.data<float>(), b.data<float>(), c.data<float>(), false,
                      parallel);
@@ -313,7 +313,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, MaxPoolingTest, ::testing::Values(1, 3, 4, 7, 
 
 // One fashion-cnn training step's loss and first-layer kernel gradient under `threads` threads.
 std::vector<float> fashion_step(int threads) {
-  tbb::task_arena arena(threads);
+  oneapi::tbb::task_arena arena(threads);
   std::vector<float> out;
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 3);
