@@ -22,6 +22,7 @@
 
 #include "core/element.h"
 #include "dataset/iterator.h"
+#include "dataset/options.h"
 #include "graph/batching.h"
 #include "graph/options.h"
 #include "graph/plan.h"

@@ -16,19 +16,10 @@
 #include <vector>
 
 #include "core/element.h"
-#include "core/random.h"
+#include "graph/element_context.h"
 #include "graph/plan.h"
 
 namespace sluice {
-
-// What a map function knows of the element it is given: its position in the stage's input, and
-// a generator determined by the stage's seed, the pass (epoch) and that position alone, so
-// results do not depend on the thread count or on scheduling.
-struct ElementContext {
-  int64_t index = 0;
-  uint64_t seed = 0;
-  Random random() const { return Random(seed, static_cast<uint64_t>(index)); }
-};
 
 using MapFunction = std::function<Element(Element, const ElementContext&)>;
 using Predicate = std::function<bool(const Element&, const ElementContext&)>;
