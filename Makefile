@@ -1,6 +1,6 @@
 # Thin wrappers over the CMake presets. Every target first makes sure the Debian packages are
 # installed (a no-op when they are).
-.PHONY: deps build demo test test-asan test-tsan bench clean
+.PHONY: deps build demo test test-asan test-tsan format-check bench clean
 
 JOBS ?= $(shell nproc)
 
@@ -35,6 +35,10 @@ test-tsan: deps
 	cmake --build --preset tsan -j $(JOBS) --target dataset_test strategy_test multi_worker_test \
 	  multi_worker_probe sluice_cli
 	ctest --preset tsan -L 'engine|strategy'
+
+# Every C++ file as .clang-format says (clang-format 14, Debian 12's).
+format-check: deps
+	git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 bench: build
 	./build/sluice bench overhead

@@ -16,8 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "core/random.h"

@@ -20,12 +20,30 @@ std::string_view dtype_name(DType dtype);  // "uint8", "int32", ... as TensorFlo
 
 template <class T>
 struct DTypeOf;
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<bfloat16> { static constexpr DType value = DType::kBFloat16; };
-template <> struct DTypeOf<std::string> { static constexpr DType value = DType::kString; };
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kUInt8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<bfloat16> {
+  static constexpr DType value = DType::kBFloat16;
+};
+template <>
+struct DTypeOf<std::string> {
+  static constexpr DType value = DType::kString;
+};
 
 template <class T>
 inline constexpr DType kDTypeOf = DTypeOf<T>::value;
@@ -34,12 +52,18 @@ inline constexpr DType kDTypeOf = DTypeOf<T>::value;
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kUInt8: return f(uint8_t{});
-    case DType::kInt32: return f(int32_t{});
-    case DType::kInt64: return f(int64_t{});
-    case DType::kFloat32: return f(float{});
-    case DType::kBFloat16: return f(bfloat16{});
-    case DType::kString: break;
+    case DType::kUInt8:
+      return f(uint8_t{});
+    case DType::kInt32:
+      return f(int32_t{});
+    case DType::kInt64:
+      return f(int64_t{});
+    case DType::kFloat32:
+      return f(float{});
+    case DType::kBFloat16:
+      return f(bfloat16{});
+    case DType::kString:
+      break;
   }
   return f(std::string{});
 }

@@ -4,17 +4,28 @@ namespace sluice {
 
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kCancelled: return "Cancelled";
-    case ErrorCode::kUnknown: return "Unknown";
-    case ErrorCode::kInvalidArgument: return "InvalidArgument";
-    case ErrorCode::kNotFound: return "NotFound";
-    case ErrorCode::kAlreadyExists: return "AlreadyExists";
-    case ErrorCode::kResourceExhausted: return "ResourceExhausted";
-    case ErrorCode::kFailedPrecondition: return "FailedPrecondition";
-    case ErrorCode::kOutOfRange: return "OutOfRange";
-    case ErrorCode::kUnimplemented: return "Unimplemented";
-    case ErrorCode::kInternal: return "Internal";
-    case ErrorCode::kDataLoss: return "DataLoss";
+    case ErrorCode::kCancelled:
+      return "Cancelled";
+    case ErrorCode::kUnknown:
+      return "Unknown";
+    case ErrorCode::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::kNotFound:
+      return "NotFound";
+    case ErrorCode::kAlreadyExists:
+      return "AlreadyExists";
+    case ErrorCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case ErrorCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case ErrorCode::kOutOfRange:
+      return "OutOfRange";
+    case ErrorCode::kUnimplemented:
+      return "Unimplemented";
+    case ErrorCode::kInternal:
+      return "Internal";
+    case ErrorCode::kDataLoss:
+      return "DataLoss";
   }
   return "Unknown";
 }

@@ -29,8 +29,7 @@ std::string_view error_code_name(ErrorCode code);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
 
   ErrorCode code() const { return code_; }
 
@@ -42,14 +41,13 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-
-#define SLUICE_DEFINE_ERROR(Name, Code)                                                   \
-  class Name : public Error {                                                             \
-   public:                                                                                \
-    explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {}        \
-    std::exception_ptr with_context(std::string_view context) const override {            \
-      return std::make_exception_ptr(Name(std::string(what()).append(context)));         \
-    }                                                                                     \
+#define SLUICE_DEFINE_ERROR(Name, Code)                                            \
+  class Name : public Error {                                                      \
+   public:                                                                         \
+    explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {} \
+    std::exception_ptr with_context(std::string_view context) const override {     \
+      return std::make_exception_ptr(Name(std::string(what()).append(context)));   \
+    }                                                                              \
   };
 
 SLUICE_DEFINE_ERROR(Cancelled, kCancelled)

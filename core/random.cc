@@ -121,8 +121,8 @@ int64_t Random::uniform_int(int64_t n) {
     }
     return static_cast<int64_t>(product >> 32);
   }
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() -
-                         std::numeric_limits<uint64_t>::max() % range;
+  const uint64_t limit =
+      std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % range;
   uint64_t value;
   do {
     value = next_u64();

@@ -13,7 +13,8 @@ namespace sluice {
 
 class Random {
  public:
-  using result_type = uint32_t;  // A UniformRandomBitGenerator, usable with <random> and <algorithm>.
+  using result_type =
+      uint32_t;  // A UniformRandomBitGenerator, usable with <random> and <algorithm>.
 
   explicit Random(uint64_t seed, uint64_t stream = 0);
 
@@ -23,11 +24,11 @@ class Random {
   static constexpr result_type min() { return 0; }
   static constexpr result_type max() { return std::numeric_limits<uint32_t>::max(); }
 
-  float uniform();                      // [0, 1)
+  float uniform();                       // [0, 1)
   float uniform(float low, float high);  // [low, high)
-  double uniform_double();              // [0, 1) with 53 random bits
-  int64_t uniform_int(int64_t n);       // [0, n), unbiased. REQUIRES: n > 0.
-  float normal();                       // standard normal (Box-Muller)
+  double uniform_double();               // [0, 1) with 53 random bits
+  int64_t uniform_int(int64_t n);        // [0, n), unbiased. REQUIRES: n > 0.
+  float normal();                        // standard normal (Box-Muller)
   bool bernoulli(double p);
 
   // An independent generator determined by this generator's seed and stream and by `index` (not by

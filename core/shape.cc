@@ -11,12 +11,13 @@ Shape::Shape(std::span<const int64_t> dims) { assign(dims); }
 
 void Shape::assign(std::span<const int64_t> dims) {
   if (dims.size() > static_cast<size_t>(kMaxRank)) {
-    throw InvalidArgument(str_cat("shape of rank ", dims.size(), " exceeds the maximum rank ",
-                                  kMaxRank));
+    throw InvalidArgument(
+        str_cat("shape of rank ", dims.size(), " exceeds the maximum rank ", kMaxRank));
   }
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) {
-      throw InvalidArgument(str_cat("negative dimension ", dims[i], " at index ", i, " of a shape"));
+      throw InvalidArgument(
+          str_cat("negative dimension ", dims[i], " at index ", i, " of a shape"));
     }
     dims_[i] = dims[i];
   }
@@ -33,8 +34,8 @@ void Shape::set_dim(int i, int64_t size) { dims_[i] = size; }
 
 Shape Shape::prepend(int64_t n) const {
   if (rank_ == kMaxRank) {
-    throw InvalidArgument(str_cat("cannot add a dimension to ", to_string(),
-                                  ": the maximum rank is ", kMaxRank));
+    throw InvalidArgument(
+        str_cat("cannot add a dimension to ", to_string(), ": the maximum rank is ", kMaxRank));
   }
   Shape out;
   out.rank_ = rank_ + 1;

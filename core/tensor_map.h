@@ -2,9 +2,8 @@
 // from tensor.h because Eigen's Tensor module is heavy to compile.
 #pragma once
 
-#include <unsupported/Eigen/CXX11/Tensor>
-
 #include <array>
+#include <unsupported/Eigen/CXX11/Tensor>
 
 #include "core/strings.h"
 #include "core/tensor.h"

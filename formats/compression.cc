@@ -32,10 +32,14 @@ Compression parse_compression(std::string_view name) {
 
 std::string_view compression_name(Compression compression) {
   switch (compression) {
-    case Compression::kNone: return "";
-    case Compression::kZlib: return "ZLIB";
-    case Compression::kGzip: return "GZIP";
-    case Compression::kAuto: return "AUTO";
+    case Compression::kNone:
+      return "";
+    case Compression::kZlib:
+      return "ZLIB";
+    case Compression::kGzip:
+      return "GZIP";
+    case Compression::kAuto:
+      return "AUTO";
   }
   return "";
 }

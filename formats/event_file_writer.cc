@@ -29,8 +29,7 @@ std::string hostname() {
 }
 
 double system_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -77,8 +76,7 @@ EventFileWriter::EventFileWriter(const std::string& logdir, EventFileWriterOptio
   // TensorFlow stores whole seconds in the first record: the same number as in the file name.
   const double start = std::floor(now());
   char name[64];
-  std::snprintf(name, sizeof(name), "events.out.tfevents.%010lld.",
-                static_cast<long long>(start));
+  std::snprintf(name, sizeof(name), "events.out.tfevents.%010lld.", static_cast<long long>(start));
   path_ = (std::filesystem::path(logdir) / name).string() + hostname() + "." +
           std::to_string(static_cast<long long>(getpid())) + "." +
           std::to_string(writers.fetch_add(1)) + options.filename_suffix;

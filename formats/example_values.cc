@@ -1,10 +1,10 @@
 #include "formats/example_values.h"
 
-#include "core/errors.h"
-#include "core/strings.h"
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "core/errors.h"
+#include "core/strings.h"
 #include "formats/proto/example.pb.h"
 
 namespace sluice {
@@ -38,7 +38,8 @@ void to_proto(const FeatureValues& values, tensorflow::Feature& feature) {
       for (const std::string& v : values.bytes) feature.mutable_bytes_list()->add_value(v);
       break;
     case FeatureValues::Kind::kFloat:
-      feature.mutable_float_list()->mutable_value()->Add(values.floats.begin(), values.floats.end());
+      feature.mutable_float_list()->mutable_value()->Add(values.floats.begin(),
+                                                         values.floats.end());
       break;
     case FeatureValues::Kind::kInt64:
       feature.mutable_int64_list()->mutable_value()->Add(values.ints.begin(), values.ints.end());
@@ -52,10 +53,14 @@ void to_proto(const FeatureValues& values, tensorflow::Feature& feature) {
 
 std::string_view feature_kind_name(FeatureValues::Kind kind) {
   switch (kind) {
-    case FeatureValues::Kind::kBytes: return "bytes_list";
-    case FeatureValues::Kind::kFloat: return "float_list";
-    case FeatureValues::Kind::kInt64: return "int64_list";
-    default: return "none";
+    case FeatureValues::Kind::kBytes:
+      return "bytes_list";
+    case FeatureValues::Kind::kFloat:
+      return "float_list";
+    case FeatureValues::Kind::kInt64:
+      return "int64_list";
+    default:
+      return "none";
   }
 }
 
@@ -77,7 +82,8 @@ std::string serialize_example(const ExampleValues& features) {
 ExampleValues parse_example_values(std::string_view serialized, std::string_view source) {
   tensorflow::Example example;
   if (!example.ParseFromArray(serialized.data(), static_cast<int>(serialized.size()))) {
-    throw InvalidArgument(str_cat(source, ": not a tf.train.Example (", serialized.size(), " bytes)"));
+    throw InvalidArgument(
+        str_cat(source, ": not a tf.train.Example (", serialized.size(), " bytes)"));
   }
   return from_proto(example.features());
 }

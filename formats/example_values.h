@@ -25,8 +25,12 @@ struct FeatureValues {
   static FeatureValues of_bytes(std::vector<std::string> v) {
     return {Kind::kBytes, std::move(v), {}, {}};
   }
-  static FeatureValues of_floats(std::vector<float> v) { return {Kind::kFloat, {}, std::move(v), {}}; }
-  static FeatureValues of_ints(std::vector<int64_t> v) { return {Kind::kInt64, {}, {}, std::move(v)}; }
+  static FeatureValues of_floats(std::vector<float> v) {
+    return {Kind::kFloat, {}, std::move(v), {}};
+  }
+  static FeatureValues of_ints(std::vector<int64_t> v) {
+    return {Kind::kInt64, {}, {}, std::move(v)};
+  }
 };
 
 // "bytes_list", "float_list", "int64_list" or "none".

@@ -137,8 +137,7 @@ class Globber {
  private:
   static std::vector<std::string> entries(const fs::path& where, std::error_code& ec) {
     std::vector<std::string> names;
-    for (auto it = fs::directory_iterator(where, fs::directory_options::skip_permission_denied,
-                                          ec);
+    for (auto it = fs::directory_iterator(where, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::directory_iterator(); it.increment(ec)) {
       names.push_back(it->path().filename().string());
     }

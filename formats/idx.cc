@@ -40,8 +40,8 @@ class IdxInput {
       if (got < 0) {
         int code = 0;
         const char* message = gzerror(file_.get(), &code);
-        throw DataLoss(str_cat("IDX file ", path_, ": corrupt gzip data at offset ",
-                               offset_ + done, ": ", message));
+        throw DataLoss(str_cat("IDX file ", path_, ": corrupt gzip data at offset ", offset_ + done,
+                               ": ", message));
       }
       if (got == 0) break;
       done += static_cast<size_t>(got);
@@ -106,8 +106,8 @@ Tensor read_idx(const std::string& path, uint32_t expected_magic, uint64_t max_b
     // Each factor is below 2^32, so checking against max_bytes (< 2^63) keeps this exact.
     bytes *= dim;
     if (bytes > max_bytes) {
-      throw ResourceExhausted(str_cat("IDX file ", path, ": dimensions up to offset ",
-                                      in.offset(), " promise more than ", max_bytes, " bytes"));
+      throw ResourceExhausted(str_cat("IDX file ", path, ": dimensions up to offset ", in.offset(),
+                                      " promise more than ", max_bytes, " bytes"));
     }
   }
 

@@ -15,14 +15,16 @@ ImageFormat sniff_image_format(std::string_view bytes) {
 
 std::string_view image_format_name(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "jpeg";
-    case ImageFormat::kPng: return "png";
-    default: return "unknown";
+    case ImageFormat::kJpeg:
+      return "jpeg";
+    case ImageFormat::kPng:
+      return "png";
+    default:
+      return "unknown";
   }
 }
 
-void check_pixel_limit(int64_t width, int64_t height, int64_t max_pixels,
-                       std::string_view source) {
+void check_pixel_limit(int64_t width, int64_t height, int64_t max_pixels, std::string_view source) {
   // Both are below 2^32 in every format we read, so the product cannot overflow.
   if (width * height > max_pixels) {
     throw ResourceExhausted(str_cat(source, ": image of ", width, "x", height, " = ",

@@ -300,13 +300,13 @@ class AsyncStageIterator final : public StageIterator {
   uint64_t submitted_ = 0;
   uint64_t delivered_ = 0;
   bool input_ended_ = false;
-  bool paused_ = false;          // A save is reading the stage: the feeder must not pull.
-  bool feeder_waiting_ = false;  // The feeder waits for room (or for the pause to end).
-  int64_t next_index_ = 0;       // Input items pulled: the index of the next one. Feeder's, or
-                                 // the consumer's while paused.
-  bool started_ = false;         // Consumer only.
-  bool buffer_was_full_ = false;       // Since the autotuner last grew max_elements.
-  size_t bytes_per_element_ = 0;       // The largest seen, for the autotuner's byte budget.
+  bool paused_ = false;           // A save is reading the stage: the feeder must not pull.
+  bool feeder_waiting_ = false;   // The feeder waits for room (or for the pause to end).
+  int64_t next_index_ = 0;        // Input items pulled: the index of the next one. Feeder's, or
+                                  // the consumer's while paused.
+  bool started_ = false;          // Consumer only.
+  bool buffer_was_full_ = false;  // Since the autotuner last grew max_elements.
+  size_t bytes_per_element_ = 0;  // The largest seen, for the autotuner's byte budget.
   std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.
 
   Chunk current_;  // The task the consumer is reading from.

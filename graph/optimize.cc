@@ -59,8 +59,8 @@ PlanPtr rewrite(PlanPtr node) {
   }
 
   if (auto* prefetch = as<PrefetchNode>(node); prefetch && prefetch->buffer_size() > 0) {
-    if (PlanPtr folded = with_extra_buffer(*prefetch->input(),
-                                           static_cast<size_t>(prefetch->buffer_size()))) {
+    if (PlanPtr folded =
+            with_extra_buffer(*prefetch->input(), static_cast<size_t>(prefetch->buffer_size()))) {
       return folded;
     }
   }

@@ -13,11 +13,13 @@ StageStatsSnapshot StageStats::snapshot() const {
   s.elements = elements.load(std::memory_order_relaxed);
   s.errors = errors.load(std::memory_order_relaxed);
   const int64_t input = input_wait_ns.load(std::memory_order_relaxed);
-  const int64_t busy = async ? busy_ns.load(std::memory_order_relaxed)
-                             : std::max<int64_t>(0, call_ns.load(std::memory_order_relaxed) - input);
+  const int64_t busy = async
+                           ? busy_ns.load(std::memory_order_relaxed)
+                           : std::max<int64_t>(0, call_ns.load(std::memory_order_relaxed) - input);
   s.busy_seconds = static_cast<double>(busy) * 1e-9;
   s.input_wait_seconds = static_cast<double>(input) * 1e-9;
-  s.output_wait_seconds = static_cast<double>(output_wait_ns.load(std::memory_order_relaxed)) * 1e-9;
+  s.output_wait_seconds =
+      static_cast<double>(output_wait_ns.load(std::memory_order_relaxed)) * 1e-9;
   return s;
 }
 

@@ -11,8 +11,8 @@ namespace sluice {
 // What one stage did, summed over every instance of it (a stage under repeat() is re-created each
 // epoch; one inside interleave() once per input element).
 struct StageStatsSnapshot {
-  std::string name;   // "map", "batch", ...
-  int depth = 0;      // Distance from the pipeline's output: 0 is the stage the consumer reads.
+  std::string name;  // "map", "batch", ...
+  int depth = 0;     // Distance from the pipeline's output: 0 is the stage the consumer reads.
   int parallelism = 1;
   int64_t elements = 0;  // Produced (errors included).
   int64_t errors = 0;

@@ -23,13 +23,20 @@ ActivationFunction activation_from_name(std::string_view name) {
 
 std::string_view activation_name(ActivationFunction activation) {
   switch (activation) {
-    case ActivationFunction::kLinear: return "linear";
-    case ActivationFunction::kRelu: return "relu";
-    case ActivationFunction::kSigmoid: return "sigmoid";
-    case ActivationFunction::kSoftmax: return "softmax";
-    case ActivationFunction::kLogSoftmax: return "log_softmax";
-    case ActivationFunction::kTanh: return "tanh";
-    case ActivationFunction::kElu: return "elu";
+    case ActivationFunction::kLinear:
+      return "linear";
+    case ActivationFunction::kRelu:
+      return "relu";
+    case ActivationFunction::kSigmoid:
+      return "sigmoid";
+    case ActivationFunction::kSoftmax:
+      return "softmax";
+    case ActivationFunction::kLogSoftmax:
+      return "log_softmax";
+    case ActivationFunction::kTanh:
+      return "tanh";
+    case ActivationFunction::kElu:
+      return "elu";
   }
   return "linear";
 }

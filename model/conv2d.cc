@@ -243,32 +243,35 @@ Tensor Conv2D::forward(const Tensor& input, bool training) {
   const int64_t out_size = g.positions() * filters_;
   const int64_t per_block = images_per_block(g);
   const int64_t blocks = (batch + per_block - 1) / per_block;
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
-    std::vector<float>& patches = workspace_->buffers.local().patches;
-    for (int64_t block = range.begin(); block != range.end(); ++block) {
-      const int64_t n0 = block * per_block;
-      const int64_t count = std::min(per_block, batch - n0);
-      const int64_t rows = count * g.positions();
-      patches.resize(std::max<size_t>(patches.size(), static_cast<size_t>(rows * g.patch())));
-      float* out = y + n0 * out_size;
-      if (g.transposed()) {
-        im2col_transposed(g, x + n0 * g.image_size(), count, patches.data());
-        internal::gemm(true, false, rows, filters_, g.patch(), patches.data(), kernel, out, false);
-      } else {
-        im2col(g, x + n0 * g.image_size(), count, patches.data());
-        internal::gemm(false, false, rows, filters_, g.patch(), patches.data(), kernel, out, false);
-      }
-      if (bias) {
-        for (int64_t r = 0; r < rows; ++r) {
-          float* o = out + r * filters_;
-          for (int64_t f = 0; f < filters_; ++f) o[f] += bias[f];
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
+        std::vector<float>& patches = workspace_->buffers.local().patches;
+        for (int64_t block = range.begin(); block != range.end(); ++block) {
+          const int64_t n0 = block * per_block;
+          const int64_t count = std::min(per_block, batch - n0);
+          const int64_t rows = count * g.positions();
+          patches.resize(std::max<size_t>(patches.size(), static_cast<size_t>(rows * g.patch())));
+          float* out = y + n0 * out_size;
+          if (g.transposed()) {
+            im2col_transposed(g, x + n0 * g.image_size(), count, patches.data());
+            internal::gemm(true, false, rows, filters_, g.patch(), patches.data(), kernel, out,
+                           false);
+          } else {
+            im2col(g, x + n0 * g.image_size(), count, patches.data());
+            internal::gemm(false, false, rows, filters_, g.patch(), patches.data(), kernel, out,
+                           false);
+          }
+          if (bias) {
+            for (int64_t r = 0; r < rows; ++r) {
+              float* o = out + r * filters_;
+              for (int64_t f = 0; f < filters_; ++f) o[f] += bias[f];
+            }
+          }
+          std::span<float> values(out, static_cast<size_t>(rows * filters_));
+          activation_forward(options_.activation, values, filters_, values);
+          cast_.round(values);
         }
-      }
-      std::span<float> values(out, static_cast<size_t>(rows * filters_));
-      activation_forward(options_.activation, values, filters_, values);
-      cast_.round(values);
-    }
-  });
+      });
   input_ = rounded;
   output_ = output;
   return output;
@@ -303,56 +306,57 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   std::vector<float>& partial = workspace_->partial;
   partial.assign(static_cast<size_t>(std::max<int64_t>(chunks, 1) * partial_size), 0.0f);
 
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, chunks, 1), [&](const auto& range) {
-    Workspace::Buffers& buffers = workspace_->buffers.local();
-    for (int64_t chunk = range.begin(); chunk != range.end(); ++chunk) {
-      float* dk = partial.data() + chunk * partial_size;
-      float* db = dk + kernel_size;
-      const int64_t chunk_end = batch * (chunk + 1) / chunks;
-      for (int64_t n0 = batch * chunk / chunks; n0 < chunk_end; n0 += per_block) {
-        const int64_t count = std::min(per_block, chunk_end - n0);
-        const int64_t rows = count * g.positions();
-        const size_t patch_floats = static_cast<size_t>(rows * g.patch());
-        buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
-        if (input_gradient) {
-          buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
-        }
-        // dz = dL/d(pre-activation) of this block.
-        const float* dz = dy + n0 * out_size;
-        if (!linear) {
-          const size_t values = static_cast<size_t>(rows * filters_);
-          buffers.dz.resize(std::max(buffers.dz.size(), values));
-          activation_backward(options_.activation, {y + n0 * out_size, values}, {dz, values},
-                              filters_, {buffers.dz.data(), values});
-          cast_.round({buffers.dz.data(), values});
-          dz = buffers.dz.data();
-        }
-        for (int64_t r = 0; r < rows; ++r) {
-          for (int64_t f = 0; f < filters_; ++f) db[f] += dz[r * filters_ + f];
-        }
-        // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
-        float* patches = buffers.patches.data();
-        float* dpatches = buffers.dpatches.data();
-        float* dx_block = input_gradient ? dx + n0 * g.image_size() : nullptr;
-        if (dx_block) std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
-        if (g.transposed()) {
-          im2col_transposed(g, x + n0 * g.image_size(), count, patches);
-          internal::gemm(false, false, g.patch(), filters_, rows, patches, dz, dk, true);
-          if (dx_block) {
-            internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
-            col2im_transposed(g, dpatches, count, dx_block);
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<int64_t>(0, chunks, 1), [&](const auto& range) {
+        Workspace::Buffers& buffers = workspace_->buffers.local();
+        for (int64_t chunk = range.begin(); chunk != range.end(); ++chunk) {
+          float* dk = partial.data() + chunk * partial_size;
+          float* db = dk + kernel_size;
+          const int64_t chunk_end = batch * (chunk + 1) / chunks;
+          for (int64_t n0 = batch * chunk / chunks; n0 < chunk_end; n0 += per_block) {
+            const int64_t count = std::min(per_block, chunk_end - n0);
+            const int64_t rows = count * g.positions();
+            const size_t patch_floats = static_cast<size_t>(rows * g.patch());
+            buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
+            if (input_gradient) {
+              buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
+            }
+            // dz = dL/d(pre-activation) of this block.
+            const float* dz = dy + n0 * out_size;
+            if (!linear) {
+              const size_t values = static_cast<size_t>(rows * filters_);
+              buffers.dz.resize(std::max(buffers.dz.size(), values));
+              activation_backward(options_.activation, {y + n0 * out_size, values}, {dz, values},
+                                  filters_, {buffers.dz.data(), values});
+              cast_.round({buffers.dz.data(), values});
+              dz = buffers.dz.data();
+            }
+            for (int64_t r = 0; r < rows; ++r) {
+              for (int64_t f = 0; f < filters_; ++f) db[f] += dz[r * filters_ + f];
+            }
+            // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
+            float* patches = buffers.patches.data();
+            float* dpatches = buffers.dpatches.data();
+            float* dx_block = input_gradient ? dx + n0 * g.image_size() : nullptr;
+            if (dx_block) std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
+            if (g.transposed()) {
+              im2col_transposed(g, x + n0 * g.image_size(), count, patches);
+              internal::gemm(false, false, g.patch(), filters_, rows, patches, dz, dk, true);
+              if (dx_block) {
+                internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
+                col2im_transposed(g, dpatches, count, dx_block);
+              }
+            } else {
+              im2col(g, x + n0 * g.image_size(), count, patches);
+              internal::gemm(true, false, g.patch(), filters_, rows, patches, dz, dk, true);
+              if (dx_block) {
+                internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
+                col2im(g, dpatches, count, dx_block);
+              }
+            }
           }
-        } else {
-          im2col(g, x + n0 * g.image_size(), count, patches);
-          internal::gemm(true, false, g.patch(), filters_, rows, patches, dz, dk, true);
-          if (dx_block) {
-            internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
-            col2im(g, dpatches, count, dx_block);
-          }
         }
-      }
-    }
-  });
+      });
   float* dk = kernel_.gradient.data<float>();
   std::fill(dk, dk + kernel_size, 0.0f);
   float* db = options_.use_bias ? bias_.gradient.data<float>() : nullptr;

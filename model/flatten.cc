@@ -5,9 +5,7 @@
 
 namespace sluice {
 
-Shape Flatten::output_shape(const Shape& input_shape) const {
-  return {input_shape.num_elements()};
-}
+Shape Flatten::output_shape(const Shape& input_shape) const { return {input_shape.num_elements()}; }
 
 Tensor Flatten::forward(const Tensor& input, bool training) {
   (void)training;

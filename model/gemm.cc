@@ -93,12 +93,13 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, c
     return;
   }
   const int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
-    for (int64_t block = range.begin(); block != range.end(); ++block) {
-      const int64_t r0 = block * kRowBlock;
-      rows(r0, std::min(m, r0 + kRowBlock));
-    }
-  });
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, blocks, 1),
+                            [&](const auto& range) {
+                              for (int64_t block = range.begin(); block != range.end(); ++block) {
+                                const int64_t r0 = block * kRowBlock;
+                                rows(r0, std::min(m, r0 + kRowBlock));
+                              }
+                            });
 }
 
 }  // namespace sluice::internal

@@ -13,16 +13,21 @@ Initializer initializer_from_name(std::string_view name) {
   if (name == "he_uniform") return Initializer::kHeUniform;
   if (name == "zeros") return Initializer::kZeros;
   if (name == "ones") return Initializer::kOnes;
-  throw Unimplemented(str_cat("initializer '", name,
-                              "' is not supported (known: glorot_uniform, he_uniform, zeros, ones)"));
+  throw Unimplemented(
+      str_cat("initializer '", name,
+              "' is not supported (known: glorot_uniform, he_uniform, zeros, ones)"));
 }
 
 std::string_view initializer_name(Initializer initializer) {
   switch (initializer) {
-    case Initializer::kGlorotUniform: return "glorot_uniform";
-    case Initializer::kHeUniform: return "he_uniform";
-    case Initializer::kZeros: return "zeros";
-    case Initializer::kOnes: return "ones";
+    case Initializer::kGlorotUniform:
+      return "glorot_uniform";
+    case Initializer::kHeUniform:
+      return "he_uniform";
+    case Initializer::kZeros:
+      return "zeros";
+    case Initializer::kOnes:
+      return "ones";
   }
   return "zeros";
 }

@@ -35,10 +35,11 @@ void Layer::build(const Shape& input_shape, uint64_t seed) {
 
 void Layer::prepare(const Tensor& input) {
   if (input.dtype() != DType::kFloat32) {
-    throw InvalidArgument(str_cat("layer '", name_, "' takes float32 inputs, not ",
-                                  dtype_name(input.dtype())));
+    throw InvalidArgument(
+        str_cat("layer '", name_, "' takes float32 inputs, not ", dtype_name(input.dtype())));
   }
-  if (input.rank() < 1) throw InvalidArgument(str_cat("layer '", name_, "' needs a batch dimension"));
+  if (input.rank() < 1)
+    throw InvalidArgument(str_cat("layer '", name_, "' needs a batch dimension"));
   const Shape sample = input.shape().drop_first();
   if (!built_) build(sample);
   if (sample != input_shape_) {

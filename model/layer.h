@@ -103,8 +103,8 @@ class Layer {
   // The weights of a Dense or Conv2D layer, drawn as Keras draws them: `kernel` of
   // `kernel_shape` (L2 factor `l2`) from rng.split(0), and with `use_bias` a `bias` of the kernel's
   // last dimension from rng.split(1).
-  void build_kernel_and_bias(const Shape& kernel_shape, Initializer kernel_initializer,
-                             float l2, bool use_bias, Initializer bias_initializer, Random& rng,
+  void build_kernel_and_bias(const Shape& kernel_shape, Initializer kernel_initializer, float l2,
+                             bool use_bias, Initializer bias_initializer, Random& rng,
                              Parameter& kernel, Parameter& bias) const;
 
  private:

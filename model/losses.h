@@ -35,8 +35,7 @@ LossResult categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred,
 // labels [batch] or [batch, 1] of any numeric dtype holding class ids; y_pred [batch, classes].
 // Throws InvalidArgument for an id outside [0, classes).
 LossResult sparse_categorical_crossentropy(const Tensor& labels, const Tensor& y_pred,
-                                           bool from_logits = false,
-                                           int64_t global_batch_size = 0);
+                                           bool from_logits = false, int64_t global_batch_size = 0);
 
 // torch.nn.functional.nll_loss: −log_probs[label] on log-probabilities [batch, classes].
 LossResult nll_loss(const Tensor& labels, const Tensor& log_probs, int64_t global_batch_size = 0);

@@ -122,32 +122,33 @@ Tensor Pooling2D::forward(const Tensor& input, bool training) {
   if (max_) argmax_.resize(static_cast<size_t>(output.num_elements()));
   const float* x = input.data<float>();
   float* y = output.data<float>();
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
-    for (int64_t n = range.begin(); n != range.end(); ++n) {
-      const float* image = x + n * h * w * c;
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        const auto [y0, y1] = gy.span(oy);
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const auto [x0, x1] = gx.span(ox);
-          const int64_t out_base = ((n * oh + oy) * ow + ox) * c;
-          float* out = y + out_base;
-          if (max_) {
-            max_pool_pixel(image, {y0, y1, x0, x1, w, c}, out, argmax_.data() + out_base);
-          } else {
-            std::fill(out, out + c, 0.0f);
-            for (int64_t iy = y0; iy < y1; ++iy) {
-              for (int64_t ix = x0; ix < x1; ++ix) {
-                const float* in = image + (iy * w + ix) * c;
-                for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
+        for (int64_t n = range.begin(); n != range.end(); ++n) {
+          const float* image = x + n * h * w * c;
+          for (int64_t oy = 0; oy < oh; ++oy) {
+            const auto [y0, y1] = gy.span(oy);
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              const auto [x0, x1] = gx.span(ox);
+              const int64_t out_base = ((n * oh + oy) * ow + ox) * c;
+              float* out = y + out_base;
+              if (max_) {
+                max_pool_pixel(image, {y0, y1, x0, x1, w, c}, out, argmax_.data() + out_base);
+              } else {
+                std::fill(out, out + c, 0.0f);
+                for (int64_t iy = y0; iy < y1; ++iy) {
+                  for (int64_t ix = x0; ix < x1; ++ix) {
+                    const float* in = image + (iy * w + ix) * c;
+                    for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
+                  }
+                }
+                const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
+                for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
               }
             }
-            const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
-            for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
           }
         }
-      }
-    }
-  });
+      });
   batch_input_shape_ = input.shape();
   batch_output_shape_ = output.shape();
   return output;
@@ -170,32 +171,33 @@ Tensor Pooling2D::backward(const Tensor& grad_output) {
   const int64_t in_size = h * w * c, out_size = oh * ow * c;
   // Windows never span images, so images are independent; within one, windows may overlap
   // (strides < pool size) and the scatter adds up in output order.
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
-    for (int64_t n = range.begin(); n != range.end(); ++n) {
-      float* d_image = dx + n * in_size;
-      std::fill(d_image, d_image + in_size, 0.0f);
-      const float* g_image = g + n * out_size;
-      if (max_) {
-        const int32_t* arg = argmax_.data() + n * out_size;
-        for (int64_t i = 0; i < out_size; ++i) d_image[arg[i]] += g_image[i];
-        continue;
-      }
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        const auto [y0, y1] = gy.span(oy);
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const auto [x0, x1] = gx.span(ox);
-          const float* go = g_image + (oy * ow + ox) * c;
-          const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
-          for (int64_t iy = y0; iy < y1; ++iy) {
-            for (int64_t ix = x0; ix < x1; ++ix) {
-              float* d = d_image + (iy * w + ix) * c;
-              for (int64_t ch = 0; ch < c; ++ch) d[ch] += go[ch] * inv;
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
+        for (int64_t n = range.begin(); n != range.end(); ++n) {
+          float* d_image = dx + n * in_size;
+          std::fill(d_image, d_image + in_size, 0.0f);
+          const float* g_image = g + n * out_size;
+          if (max_) {
+            const int32_t* arg = argmax_.data() + n * out_size;
+            for (int64_t i = 0; i < out_size; ++i) d_image[arg[i]] += g_image[i];
+            continue;
+          }
+          for (int64_t oy = 0; oy < oh; ++oy) {
+            const auto [y0, y1] = gy.span(oy);
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              const auto [x0, x1] = gx.span(ox);
+              const float* go = g_image + (oy * ow + ox) * c;
+              const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
+              for (int64_t iy = y0; iy < y1; ++iy) {
+                for (int64_t ix = x0; ix < x1; ++ix) {
+                  float* d = d_image + (iy * w + ix) * c;
+                  for (int64_t ch = 0; ch < c; ++ch) d[ch] += go[ch] * inv;
+                }
+              }
             }
           }
         }
-      }
-    }
-  });
+      });
   return grad_input;
 }
 

@@ -15,8 +15,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   # command line and JSON
   libcli11-dev nlohmann-json3-dev
-  # tests and benchmarks; clang and its libFuzzer runtime for scripts/fuzz.sh
-  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # tests and benchmarks; clang and its libFuzzer runtime for scripts/fuzz.sh; clang-format for
+  # the formatting check (make format-check)
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev clang-format
   # optional: the h5py cross-check of Keras weight files (skipped without them)
   python3-h5py python3-numpy
   # the Python package (python/): pybind11 and DLPack for the binding; pytest, PIL and torch for

@@ -146,7 +146,7 @@ class InterleaveIterator final : public StageIterator {
  private:
   struct Slot {
     Element source;  // The input element the dataset was made from.
-    PlanPtr plan;  // Declared before the iterator made from it, so it outlives it.
+    PlanPtr plan;    // Declared before the iterator made from it, so it outlives it.
     std::optional<StageInput> dataset;
     Chunk buffer;
     size_t cursor = 0;

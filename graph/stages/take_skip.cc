@@ -17,7 +17,8 @@ class TakeIterator final : public StageIterator {
   bool next_internal(Chunk& out, size_t max) override {
     if (remaining_ == 0) return false;
     const size_t before = out.size();
-    if (!input_.next(out, static_cast<size_t>(std::min<int64_t>(remaining_, static_cast<int64_t>(max))))) {
+    if (!input_.next(
+            out, static_cast<size_t>(std::min<int64_t>(remaining_, static_cast<int64_t>(max))))) {
       remaining_ = 0;
       return false;
     }

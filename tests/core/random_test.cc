@@ -34,9 +34,7 @@ TEST(RandomTest, StateContinuesExactlyWhereTheGeneratorIs) {
   EXPECT_THROW(Random::from_state(bad), InvalidArgument);
 }
 
-TEST(RandomTest, StreamsDiffer) {
-  EXPECT_NE(Random(1, 0).next_u64(), Random(1, 1).next_u64());
-}
+TEST(RandomTest, StreamsDiffer) { EXPECT_NE(Random(1, 0).next_u64(), Random(1, 1).next_u64()); }
 
 TEST(RandomTest, SplitDependsOnIndexNotOnDrawsMade) {
   Random a(7);

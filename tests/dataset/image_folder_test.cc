@@ -44,8 +44,7 @@ class ImageFolderTest : public testing::TempDirTest {
 TEST_F(ImageFolderTest, ListsLikeFlowFromDirectory) {
   ::testing::internal::CaptureStdout();
   const ImageFolder folder = image_folder(root_, {.class_mode = ClassMode::kSparse});
-  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
-            "Found 4 images belonging to 3 classes.\n");
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "Found 4 images belonging to 3 classes.\n");
   EXPECT_EQ(folder.class_names, (std::vector<std::string>{"cats", "dogs", "empty"}));
   EXPECT_EQ(folder.class_indices.at("dogs"), 1);
   EXPECT_EQ(folder.filenames,
@@ -115,7 +114,8 @@ TEST_F(ImageFolderTest, Errors) {
 }
 
 TEST_F(ImageFolderTest, DecodedImages) {
-  const ImageFolder folder = image_folder(root_, {.class_mode = ClassMode::kSparse, .verbose = false});
+  const ImageFolder folder =
+      image_folder(root_, {.class_mode = ClassMode::kSparse, .verbose = false});
   std::vector<Shape> shapes;
   std::vector<int> first_pixel;
   for (const Element& e : decode_image_folder(folder, 0, 2)) {

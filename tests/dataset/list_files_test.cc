@@ -103,8 +103,7 @@ TEST_F(ListFilesTest, FixedSeedGivesRepeatableOrder) {
 
 TEST_F(ListFilesTest, NoShuffleRepeatsInTheSameOrder) {
   touch({"a", "b", "c"});
-  EXPECT_EQ(strings(list_files(path("*"), false).repeat(2)),
-            full({"a", "b", "c", "a", "b", "c"}));
+  EXPECT_EQ(strings(list_files(path("*"), false).repeat(2)), full({"a", "b", "c", "a", "b", "c"}));
 }
 
 TEST_F(ListFilesTest, QuestionMarkAndBrackets) {

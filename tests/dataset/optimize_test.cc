@@ -1,7 +1,8 @@
 // The static rewrites: each one fires where it should and the output does not change.
+#include "graph/optimize.h"
+
 #include <gtest/gtest.h>
 
-#include "graph/optimize.h"
 #include "tests/dataset/testing.h"
 
 namespace sluice {
@@ -15,7 +16,8 @@ std::vector<std::string> stage_names(const Dataset& ds) {
   }
   std::vector<std::string> names;
   auto stats = it.stats();
-  std::sort(stats.begin(), stats.end(), [](const auto& a, const auto& b) { return a.depth > b.depth; });
+  std::sort(stats.begin(), stats.end(),
+            [](const auto& a, const auto& b) { return a.depth > b.depth; });
   for (const auto& s : stats) names.push_back(s.name);
   return names;
 }
@@ -67,7 +69,8 @@ TEST(OptimizeTest, CollectOptionsLetsOuterSettingsWin) {
   inner.seed = 1;
   Options outer;
   outer.threads = 5;
-  auto merged = collect_options(Dataset::range(3).with_options(inner).batch(2).with_options(outer).plan());
+  auto merged =
+      collect_options(Dataset::range(3).with_options(inner).batch(2).with_options(outer).plan());
   EXPECT_EQ(*merged.threads, 5);
   EXPECT_EQ(*merged.seed, 1u);
 }

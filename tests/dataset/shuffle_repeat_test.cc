@@ -32,7 +32,8 @@ TEST(RepeatTest, Counts) {
 
 TEST(RepeatTest, InfiniteRepeatOfAnEmptyDatasetEnds) {
   EXPECT_TRUE(collect(Dataset::range(0).repeat(-1)).empty());
-  EXPECT_TRUE(collect(Dataset::range(5).filter([](const Element&) { return false; }).repeat()).empty());
+  EXPECT_TRUE(
+      collect(Dataset::range(5).filter([](const Element&) { return false; }).repeat()).empty());
 }
 
 TEST(RepeatTest, BatchBeforeRepeatFlushesEachEpoch) {
@@ -45,7 +46,8 @@ TEST(RepeatTest, BatchBeforeRepeatFlushesEachEpoch) {
 
 TEST(ShuffleTest, BasicSeededBehaviour) {
   // tf.data shuffle_test.testBasic: 4 slices repeated 5 times.
-  auto base = Dataset::from_tensor_slices(Element{Tensor::from_vector<int64_t>({1, 2, 3, 4})}).repeat(5);
+  auto base =
+      Dataset::from_tensor_slices(Element{Tensor::from_vector<int64_t>({1, 2, 3, 4})}).repeat(5);
   auto a = ints(base.shuffle(100, 37));
   auto b = ints(base.shuffle(100, 37));
   auto c = ints(base.shuffle(100, 137));
@@ -102,8 +104,9 @@ void expect_epochs_are_permutations(const std::vector<int64_t>& values, int64_t 
   ASSERT_EQ(values.size() % static_cast<size_t>(n), 0u);
   std::vector<int64_t> previous;
   for (size_t start = 0; start < values.size(); start += static_cast<size_t>(n)) {
-    std::vector<int64_t> epoch(values.begin() + static_cast<std::ptrdiff_t>(start),
-                               values.begin() + static_cast<std::ptrdiff_t>(start + static_cast<size_t>(n)));
+    std::vector<int64_t> epoch(
+        values.begin() + static_cast<std::ptrdiff_t>(start),
+        values.begin() + static_cast<std::ptrdiff_t>(start + static_cast<size_t>(n)));
     EXPECT_EQ(sorted(epoch), range_vector(n)) << "epoch at " << start;
     EXPECT_NE(epoch, previous) << "consecutive epochs must differ";
     previous = epoch;

@@ -28,9 +28,9 @@ TEST(FromTensorSlicesTest, SlicesEveryComponentAlongDimZeroKeepingNames) {
                      {"label", Tensor::from_strings({"a", "b", "c"})}};
   std::vector<Element> expected;
   for (int i = 0; i < 3; ++i) {
-    expected.push_back(Element{
-        {"x", Tensor::from_vector<int64_t>({2 * i + 1, 2 * i + 2})},
-        {"label", Tensor::scalar(std::string(1, static_cast<char>('a' + i)))}});
+    expected.push_back(
+        Element{{"x", Tensor::from_vector<int64_t>({2 * i + 1, 2 * i + 2})},
+                {"label", Tensor::scalar(std::string(1, static_cast<char>('a' + i)))}});
   }
   expect_dataset(Dataset::from_tensor_slices(components), expected);
   auto first = Dataset::from_tensor_slices(components).make_iterator().next();

@@ -3,8 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <thread>
 #include <fstream>
+#include <thread>
 
 #include "tests/dataset/testing.h"
 
@@ -45,8 +45,8 @@ TEST(MapTest, ElementFunctionsAndNamedComponents) {
   auto ds = Dataset::from_tensor_slices(Element{{"a", Tensor::from_vector<int64_t>({1, 2})},
                                                 {"b", Tensor::from_vector<int64_t>({10, 20})}})
                 .map([](Element e) {
-                  return Element{{"sum", Tensor::scalar(e["a"].item<int64_t>() +
-                                                        e["b"].item<int64_t>())}};
+                  return Element{
+                      {"sum", Tensor::scalar(e["a"].item<int64_t>() + e["b"].item<int64_t>())}};
                 });
   auto out = collect(ds);
   ASSERT_EQ(out.size(), 2u);
@@ -54,8 +54,9 @@ TEST(MapTest, ElementFunctionsAndNamedComponents) {
 }
 
 TEST(FilterTest, KeepsMatchingElements) {
-  expect_dataset(Dataset::range(10).filter([](const Tensor& x) { return x.item<int64_t>() % 3 == 0; }),
-                 Is({0, 3, 6, 9}));
+  expect_dataset(
+      Dataset::range(10).filter([](const Tensor& x) { return x.item<int64_t>() % 3 == 0; }),
+      Is({0, 3, 6, 9}));
   EXPECT_EQ(Dataset::range(10).filter([](const Element&) { return true; }).cardinality(),
             kUnknownCardinality);
 }
@@ -94,8 +95,8 @@ TEST(PaddedBatchTest, PadsToTheLargestOrTheGivenShape) {
   });
   auto out = collect(ragged.padded_batch(3));
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(out[0][0].equals(
-      Tensor::from_vector<int64_t>({1, 0, 0, 2, 2, 0, 3, 3, 3}, Shape{3, 3})));
+  EXPECT_TRUE(
+      out[0][0].equals(Tensor::from_vector<int64_t>({1, 0, 0, 2, 2, 0, 3, 3, 3}, Shape{3, 3})));
   PaddingSpec spec{{{5}}, {Tensor::scalar<int64_t>(-1)}};
   auto padded = collect(ragged.padded_batch(2, spec));
   ASSERT_EQ(padded.size(), 2u);
@@ -128,15 +129,17 @@ TEST(MapAndBatchTest, PartialBatch) {
 
 TEST(MapAndBatchTest, ContiguousBlocksAndDropRemainder) {
   auto id = [](Element e) { return e; };
-  auto out = collect(Dataset::range(50000).map_and_batch(id, 100, false, {.num_parallel_calls = kAutotune}));
+  auto out = collect(
+      Dataset::range(50000).map_and_batch(id, 100, false, {.num_parallel_calls = kAutotune}));
   ASSERT_EQ(out.size(), 500u);
   for (size_t b = 0; b < out.size(); ++b) {
     auto v = out[b][0].values<int64_t>();
     ASSERT_EQ(v.size(), 100u);
     for (size_t i = 0; i < 100; ++i) ASSERT_EQ(v[i], static_cast<int64_t>(b * 100 + i));
   }
-  EXPECT_EQ(collect(Dataset::range(40099).map_and_batch(id, 100, true, {.num_parallel_calls = 3})).size(),
-            400u);
+  EXPECT_EQ(
+      collect(Dataset::range(40099).map_and_batch(id, 100, true, {.num_parallel_calls = 3})).size(),
+      400u);
   EXPECT_THROW(Dataset::range(3).map_and_batch(id, 0), InvalidArgument);
 }
 
@@ -197,10 +200,10 @@ TEST(ZipTest, StopsAtTheShortestAndConcatenatesComponents) {
   auto c = Dataset::from_tensor_slices(Element{Tensor::from_vector<float>({1.0f, 2.0f})});
   auto zipped = Dataset::zip({a, b, c});
   EXPECT_EQ(zipped.cardinality(), 2);
-  expect_dataset(zipped, {Element{Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(1),
-                                  Tensor::scalar(1.0f)},
-                          Element{Tensor::scalar<int64_t>(2), Tensor::scalar<int64_t>(2),
-                                  Tensor::scalar(2.0f)}});
+  expect_dataset(
+      zipped,
+      {Element{Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(1), Tensor::scalar(1.0f)},
+       Element{Tensor::scalar<int64_t>(2), Tensor::scalar<int64_t>(2), Tensor::scalar(2.0f)}});
   EXPECT_EQ(Dataset::range(3).zip(Dataset::range(5).repeat()).cardinality(), 3);
 }
 
@@ -225,7 +228,9 @@ TEST(InterleaveTest, MatchesTheDocumentedOrder) {
 TEST(InterleaveTest, ShardPlusInterleavePlusRepeatCounts) {
   auto files = Dataset::range(8).shard(2, 1);  // 1, 3, 5, 7
   auto ds = files.interleave(
-      [](const Tensor& x) { return Dataset::range(x.item<int64_t>() * 100, x.item<int64_t>() * 100 + 3); },
+      [](const Tensor& x) {
+        return Dataset::range(x.item<int64_t>() * 100, x.item<int64_t>() * 100 + 3);
+      },
       {.cycle_length = 4, .block_length = 1, .num_parallel_calls = 2});
   auto values = ints(ds.repeat(3));
   EXPECT_EQ(values.size(), 4u * 3 * 3);
@@ -246,10 +251,12 @@ TEST(EnumerateTest, PrependsACounter) {
 
 TEST(CacheTest, MemoryCacheReplaysTheFirstCompletePass) {
   int calls = 0;
-  auto ds = Dataset::range(5).map([&calls](const Tensor& x) {
-              ++calls;
-              return x;
-            }).cache();
+  auto ds = Dataset::range(5)
+                .map([&calls](const Tensor& x) {
+                  ++calls;
+                  return x;
+                })
+                .cache();
   EXPECT_EQ(ints(ds), testing::range_vector(5));
   EXPECT_EQ(ints(ds), testing::range_vector(5));
   EXPECT_EQ(calls, 5);
@@ -259,10 +266,12 @@ TEST(CacheTest, MemoryCacheReplaysTheFirstCompletePass) {
 
 TEST(CacheTest, PartialPassesCacheNothing) {
   int calls = 0;
-  auto ds = Dataset::range(5).map([&calls](const Tensor& x) {
-              ++calls;
-              return x;
-            }).cache();
+  auto ds = Dataset::range(5)
+                .map([&calls](const Tensor& x) {
+                  ++calls;
+                  return x;
+                })
+                .cache();
   {
     Iterator it = ds.make_iterator();
     it.next();
@@ -272,7 +281,8 @@ TEST(CacheTest, PartialPassesCacheNothing) {
 }
 
 TEST(CacheTest, FileCacheIsWrittenOnceAndGuardedByALockfile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("sluice_cache_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sluice_cache_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string prefix = (dir / "c").string();
   auto source = Dataset::from_tensor_slices(

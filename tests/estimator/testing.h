@@ -26,9 +26,11 @@ inline ModelSpec tiny_spec(float learning_rate = 0.1f, uint64_t seed = 3) {
   model.add(std::make_unique<Flatten>());
   model.add(std::make_unique<Dense>(2));
   model.build(seed);
-  return ModelSpec{std::move(model), Loss("sparse_categorical_crossentropy", /*from_logits=*/true),
-                   std::make_unique<SGD>(SGDOptions{.learning_rate = learning_rate, .momentum = 0.9f}),
-                   {"accuracy"}};
+  return ModelSpec{
+      std::move(model),
+      Loss("sparse_categorical_crossentropy", /*from_logits=*/true),
+      std::make_unique<SGD>(SGDOptions{.learning_rate = learning_rate, .momentum = 0.9f}),
+      {"accuracy"}};
 }
 
 class ModelDirTest : public ::testing::Test {
@@ -76,7 +78,9 @@ class RecordingHook : public SessionRunHook {
     last_values = v;
     if (v.global_step == stop_at_) c.request_stop();
   }
-  void end(Session& s) override { log_->push_back(name_ + ":end:" + std::to_string(s.global_step())); }
+  void end(Session& s) override {
+    log_->push_back(name_ + ":end:" + std::to_string(s.global_step()));
+  }
 
   SessionRunValues last_values;
 

@@ -1,10 +1,10 @@
 // Writes the seed corpora of the fuzz targets, made with sluice's own writers (and libarchive's
 // and zlib's for the containers sluice only reads), so no binary seeds live in the repository.
 // Usage: make_seeds OUT_DIR. Creates OUT_DIR/<target>/ for tfrecord, example, idx, jpeg, png,
-// archive, checkpoint, keras_json, keras_weights and state. Each target also gets the hostile inputs the
-// readers must refuse within their limits (a record length of 2^40, a JPEG of too many scans, a
-// member inflating 1000 times, a checkpoint whose dimensions lie under a valid CRC). Targets that
-// read an options byte first get seeds with that byte in front of the file.
+// archive, checkpoint, keras_json, keras_weights and state. Each target also gets the hostile
+// inputs the readers must refuse within their limits (a record length of 2^40, a JPEG of too many
+// scans, a member inflating 1000 times, a checkpoint whose dimensions lie under a valid CRC).
+// Targets that read an options byte first get seeds with that byte in front of the file.
 #include <archive.h>
 #include <archive_entry.h>
 #include <zlib.h>

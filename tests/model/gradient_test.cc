@@ -67,10 +67,11 @@ TEST(GradientTest, Conv2DValidAndSame) {
   Conv2D valid(3, 3, {.activation = AF::kTanh});
   check_layer(valid, random_tensor({2, 5, 6, 2}, 5));
   // Even kernel and stride 2 under `same`: the extra padding row/column sits bottom/right.
-  Conv2D same(2, {2, 4}, {.strides = {2, 3}, .padding = Padding::kSame, .activation = AF::kSigmoid});
+  Conv2D same(2, {2, 4},
+              {.strides = {2, 3}, .padding = Padding::kSame, .activation = AF::kSigmoid});
   check_layer(same, random_tensor({2, 5, 7, 3}, 6));
-  Conv2D elu(2, 3, {.strides = 2, .padding = Padding::kSame, .activation = AF::kElu,
-                    .use_bias = false});
+  Conv2D elu(2, 3,
+             {.strides = 2, .padding = Padding::kSame, .activation = AF::kElu, .use_bias = false});
   check_layer(elu, random_tensor({1, 4, 4, 2}, 7));
 }
 

@@ -2,6 +2,8 @@
 // standalone Keras 2.2) for each preset architecture build the same network as the preset — same
 // classes, names, shapes, parameter counts and, with the preset's weights, the same predictions —
 // and unknown layers or options are Unimplemented errors naming them.
+#include "model/keras_json.h"
+
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
@@ -9,7 +11,6 @@
 #include "model/conv2d.h"
 #include "model/dense.h"
 #include "model/dropout.h"
-#include "model/keras_json.h"
 #include "model/pooling.h"
 #include "model/presets.h"
 #include "tests/model/testing.h"
@@ -18,7 +19,8 @@ namespace sluice {
 namespace {
 
 // tf.keras 2.4 `to_json()` of the fashion-cnn (BatchNorm momentum 0.9 = PyTorch's 0.1).
-constexpr const char* kFashionCnn = R"({"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+constexpr const char* kFashionCnn =
+    R"({"class_name": "Sequential", "config": {"name": "sequential", "layers": [
  {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 28, 28, 1], "dtype": "float32", "sparse": false, "ragged": false, "name": "conv2d_input"}},
  {"class_name": "Conv2D", "config": {"name": "conv2d", "trainable": true, "dtype": "float32", "filters": 10, "kernel_size": [5, 5], "strides": [1, 1], "padding": "valid", "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "linear", "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null}},
  {"class_name": "MaxPooling2D", "config": {"name": "max_pooling2d", "trainable": true, "dtype": "float32", "pool_size": [2, 2], "padding": "valid", "strides": [2, 2], "data_format": "channels_last"}},
@@ -50,7 +52,8 @@ constexpr const char* kEstimatorConvnet = R"({"class_name": "Sequential", "confi
 
 // tf.keras 2.8 `to_json()` of the cats-vs-dogs CNN (HeUniform, same padding, Dropout with seed
 // null).
-constexpr const char* kCatsDogsCnn = R"({"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+constexpr const char* kCatsDogsCnn =
+    R"({"class_name": "Sequential", "config": {"name": "sequential", "layers": [
  {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 128, 128, 3], "dtype": "float32", "sparse": false, "ragged": false, "name": "conv2d_input"}},
  {"class_name": "Conv2D", "config": {"name": "conv2d", "trainable": true, "batch_input_shape": [null, 128, 128, 3], "dtype": "float32", "filters": 32, "kernel_size": [3, 3], "strides": [1, 1], "padding": "same", "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "relu", "use_bias": true, "kernel_initializer": {"class_name": "HeUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": null, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null}},
  {"class_name": "MaxPooling2D", "config": {"name": "max_pooling2d", "trainable": true, "dtype": "float32", "pool_size": [2, 2], "padding": "valid", "strides": [2, 2], "data_format": "channels_last"}},
@@ -67,7 +70,8 @@ constexpr const char* kCatsDogsCnn = R"({"class_name": "Sequential", "config": {
 ]}, "keras_version": "2.8.0", "backend": "tensorflow"})";
 
 // tf.keras 2.4 `to_json()` of the TPU guide model: every kernel L2(1e-5) as float32 → double.
-constexpr const char* kTpuGuideCnn = R"({"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+constexpr const char* kTpuGuideCnn =
+    R"({"class_name": "Sequential", "config": {"name": "sequential", "layers": [
  {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 28, 28, 1], "dtype": "float32", "sparse": false, "ragged": false, "name": "input_1"}},
  {"class_name": "Conv2D", "config": {"name": "conv2d", "trainable": true, "dtype": "float32", "filters": 256, "kernel_size": [3, 3], "strides": [1, 1], "padding": "valid", "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "relu", "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 9.999999747378752e-06}}, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null}},
  {"class_name": "Conv2D", "config": {"name": "conv2d_1", "trainable": true, "dtype": "float32", "filters": 256, "kernel_size": [3, 3], "strides": [1, 1], "padding": "valid", "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1, "activation": "relu", "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 9.999999747378752e-06}}, "bias_regularizer": null, "activity_regularizer": null, "kernel_constraint": null, "bias_constraint": null}},
@@ -79,8 +83,7 @@ constexpr const char* kTpuGuideCnn = R"({"class_name": "Sequential", "config": {
 
 // The JSON model has the preset's layers (class, output shape, parameter count, L2) and, given
 // the preset's weights, predicts exactly what the preset predicts.
-void expect_same_network(Sequential& from_json, const std::string& preset_name,
-                         int64_t batch) {
+void expect_same_network(Sequential& from_json, const std::string& preset_name, int64_t batch) {
   Sequential preset = make_preset(preset_name, 3);
   ASSERT_TRUE(from_json.built());
   ASSERT_EQ(from_json.num_layers(), preset.num_layers());
@@ -151,7 +154,8 @@ TEST(KerasJsonTest, TpuGuideCnnWithL2) {
 std::string one_layer(const std::string& layer_json) {
   return R"({"class_name": "Sequential", "config": {"name": "s", "layers": [
     {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 8, 8, 2], "name": "in"}},
-    )" + layer_json + "]}}";
+    )" + layer_json +
+         "]}}";
 }
 
 TEST(KerasJsonTest, OptionsReachTheLayers) {
@@ -198,8 +202,8 @@ std::string unimplemented(const std::string& json) {
 }
 
 TEST(KerasJsonTest, UnknownLayersAndOptionsAreUnimplementedAndNamed) {
-  std::string msg = unimplemented(one_layer(
-      R"({"class_name": "LSTM", "config": {"name": "lstm", "units": 4}})"));
+  std::string msg =
+      unimplemented(one_layer(R"({"class_name": "LSTM", "config": {"name": "lstm", "units": 4}})"));
   EXPECT_NE(msg.find("'lstm'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'LSTM'"), std::string::npos) << msg;
 
@@ -228,8 +232,8 @@ TEST(KerasJsonTest, UnknownLayersAndOptionsAreUnimplementedAndNamed) {
       R"({"class_name": "Dense", "config": {"name": "d", "units": 2, "frobnicate": true}})"));
   EXPECT_NE(msg.find("'frobnicate'"), std::string::npos) << msg;
 
-  msg = unimplemented(one_layer(
-      R"({"class_name": "BatchNormalization", "config": {"name": "bn", "axis": 1}})"));
+  msg = unimplemented(
+      one_layer(R"({"class_name": "BatchNormalization", "config": {"name": "bn", "axis": 1}})"));
   EXPECT_NE(msg.find("axis"), std::string::npos) << msg;
 
   msg = unimplemented(one_layer(

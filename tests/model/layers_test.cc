@@ -54,10 +54,10 @@ TEST(Conv2DTest, SamePaddingPutsExtraPixelBottomRight) {
   const Tensor y = conv.forward(x, false);
   ASSERT_EQ(y.shape(), Shape({1, 4, 4, 1}));
   const float* v = y.data<float>();
-  EXPECT_FLOAT_EQ(v[0], 4.0f);       // top-left: full window
-  EXPECT_FLOAT_EQ(v[3], 2.0f);       // top-right: right column padded
-  EXPECT_FLOAT_EQ(v[12], 2.0f);      // bottom-left: bottom row padded
-  EXPECT_FLOAT_EQ(v[15], 1.0f);      // bottom-right
+  EXPECT_FLOAT_EQ(v[0], 4.0f);   // top-left: full window
+  EXPECT_FLOAT_EQ(v[3], 2.0f);   // top-right: right column padded
+  EXPECT_FLOAT_EQ(v[12], 2.0f);  // bottom-left: bottom row padded
+  EXPECT_FLOAT_EQ(v[15], 1.0f);  // bottom-right
   // Stride 2, kernel 3 on 4: out 2, padding 0 before / 1 after.
   Conv2D strided(1, 3, {.strides = 2, .padding = Padding::kSame, .use_bias = false});
   strided.build({4, 4, 1});

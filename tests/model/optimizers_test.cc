@@ -1,9 +1,9 @@
 // Optimizer updates against hand-computed steps, schedules, state round trips.
+#include "model/optimizers.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "model/optimizers.h"
 
 namespace sluice {
 namespace {

@@ -31,7 +31,8 @@ float accuracy(Sequential& m, const Tensor& images, const Tensor& labels) {
   const Tensor p = m.predict(images);
   int correct = 0;
   for (int64_t i = 0; i < p.dim(0); ++i) {
-    correct += (p.data<float>()[i * 2 + 1] > p.data<float>()[i * 2]) == (labels.data<int32_t>()[i] == 1);
+    correct +=
+        (p.data<float>()[i * 2 + 1] > p.data<float>()[i * 2]) == (labels.data<int32_t>()[i] == 1);
   }
   return float(correct) / float(p.dim(0));
 }
@@ -39,8 +40,8 @@ float accuracy(Sequential& m, const Tensor& images, const Tensor& labels) {
 void train(Optimizer& optimizer) {
   Sequential m;
   m.add(Input({8, 8, 1}));
-  m.add(std::make_unique<Conv2D>(4, 3, Conv2DOptions{.padding = Padding::kSame,
-                                                     .activation = ActivationFunction::kRelu}));
+  m.add(std::make_unique<Conv2D>(
+      4, 3, Conv2DOptions{.padding = Padding::kSame, .activation = ActivationFunction::kRelu}));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Flatten>());
   m.add(std::make_unique<Dense>(2));
