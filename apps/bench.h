@@ -1,0 +1,51 @@
+// The benchmarks of `sluice bench`, one file each (bench_engine.cc, bench_tfrecord.cc,
+// bench_images.cc), and what they share; bench_command.cc registers them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dataset/dataset.h"
+
+namespace sluice::app {
+
+using Clock = std::chrono::steady_clock;
+
+struct RunResult {
+  int64_t elements = 0;
+  double seconds = 0;
+  std::string table;
+};
+
+// Iterates `ds` to the end, counting the rows of every batch.
+RunResult drain(const Dataset& ds, const Options& options);
+
+// CPU seconds of all the process's threads: on a shared machine, where wall time depends on what
+// else runs, the fairer comparison of one-thread work.
+double process_cpu_seconds();
+
+// bench overhead: range -> map(x+1) -> batch(1024), the engine's cost per element.
+void run_overhead(int64_t elements, int threads, bool json);
+// bench map-scaling: a CPU-bound parallel map at 1 and 2 threads, side by side.
+void run_map_scaling(int64_t elements, double cost_us, bool json);
+// bench tfrecord: the files read as TFRecords (every CRC checked) and as plain bytes.
+void run_tfrecord(const std::vector<std::string>& files, int rounds, bool json);
+
+struct ImagesFlags {
+  std::string dir;
+  int64_t size = 128;
+  int64_t batch = 32;
+  bool augment = false;
+  bool decode_only = false;
+  bool compare = false;
+  int threads = 0;
+  int epochs = 3;
+  bool json = false;
+};
+
+// bench images: an image folder (or an archive of one) decoded, resized, [augmented], batched.
+void run_images(const ImagesFlags& f);
+
+}  // namespace sluice::app
