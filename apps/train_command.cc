@@ -450,7 +450,7 @@ void add_train_command(CLI::App& app) {
                   "distribution strategy: one | mirrored[:N] (N replicas sharing --threads, "
                   "default 2; each global --batch is split across them) | multiworker[:N] (one "
                   "worker per process under mpirun, N replicas each, default 1; every worker reads "
-                  "the data and keeps its slice of each global batch; only worker 0 writes "
+                  "and decodes only its share of each global batch; only worker 0 writes "
                   "checkpoints and prints) | tpu[:N] (TPUStrategy: N simulated TPU cores, default "
                   "8, on --threads; batches are static: a partial last one is dropped); default: "
                   "none");

@@ -1,5 +1,5 @@
 // String helpers used to build error messages and debug output without iostream boilerplate at
-// every call site.
+// every call site, and to take paths apart.
 #pragma once
 
 #include <sstream>
@@ -28,6 +28,19 @@ std::string str_join(const Range& items, std::string_view separator) {
     first = false;
   }
   return std::move(out).str();
+}
+
+// The non-empty parts of a '/'-separated path, views into `path`: "/a//b/" gives {"a", "b"}.
+inline std::vector<std::string_view> path_components(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
 }
 
 }  // namespace sluice

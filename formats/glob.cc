@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/strings.h"
+
 namespace sluice {
 namespace {
 
@@ -50,18 +52,6 @@ bool match_bracket(std::string_view pattern, size_t& p, char c, bool& closed) {
 }
 
 bool is_recursive(std::string_view component) { return component == "**"; }
-
-std::vector<std::string_view> split_components(std::string_view pattern) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (start <= pattern.size()) {
-    size_t slash = pattern.find('/', start);
-    if (slash == std::string_view::npos) slash = pattern.size();
-    if (slash > start) parts.push_back(pattern.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return parts;
-}
 
 std::string join_path(const std::string& dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
@@ -229,14 +219,14 @@ bool match_parts(const std::vector<std::string_view>& pattern, size_t p,
 }  // namespace
 
 bool glob_match_path(std::string_view pattern, std::string_view path) {
-  return match_parts(split_components(pattern), 0, split_components(path), 0);
+  return match_parts(path_components(pattern), 0, path_components(path), 0);
 }
 
 std::vector<std::string> glob(std::string_view pattern) {
   std::vector<std::string> out;
   if (pattern.empty()) return out;
   const bool absolute = pattern.front() == '/';
-  Globber globber(split_components(pattern));
+  Globber globber(path_components(pattern));
   globber.walk(absolute ? "/" : "", 0, out);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

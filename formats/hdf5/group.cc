@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/strings.h"
 #include "formats/hdf5/btree.h"
 
 namespace sluice::hdf5 {
@@ -128,21 +129,9 @@ std::string child_path(std::string_view parent, std::string_view name) {
   return parent == "/" ? str_cat("/", name) : str_cat(parent, "/", name);
 }
 
-std::vector<std::string_view> split_path(std::string_view path) {
-  std::vector<std::string_view> parts;
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t slash = path.find('/', pos);
-    if (slash == std::string_view::npos) slash = path.size();
-    if (slash > pos) parts.push_back(path.substr(pos, slash - pos));
-    pos = slash + 1;
-  }
-  return parts;
-}
-
 std::string normalize(std::string_view path) {
   std::string p;
-  for (std::string_view part : split_path(path)) p += str_cat("/", part);
+  for (std::string_view part : path_components(path)) p += str_cat("/", part);
   return p.empty() ? "/" : p;
 }
 
@@ -163,7 +152,7 @@ bool visit_members(const File& f, const Object& group, const MemberVisitor& visi
 
 std::optional<Object> resolve(const File& f, std::string_view path) {
   Object object = read_object(f, "/", f.root, f.root_field);
-  for (std::string_view part : split_path(path)) {
+  for (std::string_view part : path_components(path)) {
     if (!object.is_group()) return std::nullopt;
     std::optional<Member> found;
     visit_members(f, object, [&](const Member& m) {
