@@ -52,7 +52,8 @@ void run_tfrecord(const std::vector<std::string>& files, int rounds, bool json,
 struct AutotuneBenchFlags {
   int64_t elements = 20'000;  // Of the unbalanced pipeline.
   double cost_us = 5;         // Its cheap map's work per element; the costly map does 10x.
-  int64_t images = 1'536;     // Of the image pipeline.
+  int64_t images =
+      6'144;  // Of the image pipeline: passes of a second or more, long beside the tuning period.
   int threads = 0;
   int rounds = 3;
   bool json = false;
