@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "sluice/core/errors.h"
+#include "sluice/core/random.h"
+#include "sluice/ops/affine_warp.h"
 
 namespace sluice {
 namespace {
@@ -225,6 +228,68 @@ TEST(RandomTransformParams, FlipsAboutHalfTheTime) {
   }
   EXPECT_GT(flips, 900);
   EXPECT_LT(flips, 1100);
+}
+
+// The AVX2 build of the warp kernels gives the baseline's bits, for every path (identity, rows
+// without rotation, the general one), fill mode, channel count, dtype, and edge columns on both
+// sides (zoom out, flips), so an augmented pipeline's output does not depend on the machine.
+TEST(AffineWarpKernels, Avx2MatchesTheBaselineBitForBit) {
+  const internal::AffineWarpKernels* avx2 = internal::avx2_affine_warp_kernels();
+  if (avx2 == nullptr || !__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 build or CPU";
+  const internal::AffineWarpKernels& base = internal::baseline_affine_warp_kernels();
+  const RandomTransformOptions options{.rotation_range = 0,
+                                       .width_shift_range = 0.2,
+                                       .height_shift_range = 0.2,
+                                       .shear_range = 20,
+                                       .zoom_range = {0.6, 1.4},
+                                       .horizontal_flip = true,
+                                       .vertical_flip = true};
+  Random random(7, 0);
+  int checked = 0;
+  for (const int64_t c : {1, 2, 3, 4}) {
+    for (const auto [h, w] : {std::pair<int64_t, int64_t>{37, 53}, {16, 16}, {5, 130}}) {
+      std::vector<uint8_t> u8(static_cast<size_t>(h * w * c));
+      std::vector<float> f32(u8.size());
+      for (size_t i = 0; i < u8.size(); ++i) {
+        u8[i] = static_cast<uint8_t>(random.next_u64() >> 56);
+        f32[i] = static_cast<float>(u8[i]) * 0.37f - 11.0f;
+      }
+      for (const FillMode mode :
+           {FillMode::kNearest, FillMode::kConstant, FillMode::kReflect, FillMode::kWrap}) {
+        for (int draw = 0; draw < 6; ++draw) {
+          RandomTransformOptions o = options;
+          if (draw == 1) o.rotation_range = 30;  // The general path.
+          AffineTransformParams params = random_transform_params(o, h, w, random);
+          if (draw == 0) params = {};  // The identity.
+          const AffineMatrix m = keras_affine_matrix(params, h, w);
+          const size_t n = u8.size();
+          std::vector<float> a(n), b(n);
+          base.warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, a.data());
+          avx2->warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, b.data());
+          ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << c << " " << draw;
+          base.warp_float_to_float(f32.data(), h, w, c, m, mode, 3, 0.5f, a.data());
+          avx2->warp_float_to_float(f32.data(), h, w, c, m, mode, 3, 0.5f, b.data());
+          ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << c << " " << draw;
+          base.warp_float(f32.data(), h, w, c, m, mode, 3, a.data());
+          avx2->warp_float(f32.data(), h, w, c, m, mode, 3, b.data());
+          ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << c << " " << draw;
+          std::vector<uint8_t> x(n), y(n);
+          base.warp_u8(u8.data(), h, w, c, m, mode, 3, x.data());
+          avx2->warp_u8(u8.data(), h, w, c, m, mode, 3, y.data());
+          ASSERT_EQ(x, y) << c << " " << draw;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * 3 * 4 * 6);
+}
+
+// The chosen kernels are the AVX2 build's wherever the CPU runs it.
+TEST(AffineWarpKernels, ChoosesTheAvx2BuildOnCpusThatHaveIt) {
+  const internal::AffineWarpKernels* avx2 = internal::avx2_affine_warp_kernels();
+  const bool expect_avx2 = avx2 != nullptr && __builtin_cpu_supports("avx2");
+  EXPECT_STREQ(internal::affine_warp_kernels().name, expect_avx2 ? "avx2" : "baseline");
 }
 
 }  // namespace
