@@ -165,12 +165,17 @@ bool has_size(const Tensor& image, ImageSize size) {
 
 // The image to resize to `size`: decoded (at a DCT scale that stays at or above `size`), with
 // Keras' keep_aspect_ratio crop when it needs resizing at all. JPEG has no alpha: for 4 channels
-// it is decoded as RGB and made opaque. Decoder errors name `path`.
+// it is decoded as RGB and made opaque. A grey JPEG asked for as RGB stays one channel: the
+// transform writes it as RGB, resizing and warping one channel instead of three copies of it.
+// Decoder errors name `path`.
 Tensor decode_for_size(std::string_view bytes, ImageSize size, int channels, bool keep_aspect_ratio,
                        const std::string& path) {
   Tensor image;
-  if (channels == 4 && sniff_image_format(bytes) == ImageFormat::kJpeg) {
+  const bool jpeg = channels >= 3 && sniff_image_format(bytes) == ImageFormat::kJpeg;
+  if (jpeg && channels == 4) {
     image = with_opaque_alpha(decode_image_at_least(bytes, size, 3, path));
+  } else if (jpeg) {
+    image = decode_image_at_least(bytes, size, 0, path);  // Its own channels: 1 or 3.
   } else {
     image = decode_image_at_least(bytes, size, channels, path);
   }
@@ -314,8 +319,8 @@ TransformParams ImageDataGenerator::get_random_transform(int64_t height, int64_t
 }
 
 void ImageDataGenerator::transform_into(const Tensor& image, const TransformParams& params,
-                                        float* out) const {
-  const int64_t pixels = image.dim(0) * image.dim(1), channels = image.dim(2);
+                                        int64_t channels, float* out) const {
+  const int64_t pixels = image.dim(0) * image.dim(1);
   const int64_t n = pixels * channels;
   // Colour changes and preprocessing_function work in 0-255 units, so rescale waits for them;
   // without them the resampling pass applies it for free.
@@ -323,7 +328,7 @@ void ImageDataGenerator::transform_into(const Tensor& image, const TransformPara
                             static_cast<bool>(options_.preprocessing_function);
   const float scale = !late_rescale && options_.rescale != 0 ? options_.rescale : 1.0f;
   apply_affine_transform_to_float(image, params.geometry, options_.fill_mode, options_.cval, scale,
-                                  out);
+                                  out, {.channels = channels});
   // Keras applies the flips between these two; both are per-pixel, so the order does not matter.
   if (params.channel_shift_intensity) {
     apply_channel_shift(out, n, static_cast<float>(*params.channel_shift_intensity));
@@ -331,7 +336,7 @@ void ImageDataGenerator::transform_into(const Tensor& image, const TransformPara
   if (params.brightness) {
     apply_brightness_shift(out, pixels, channels, static_cast<float>(*params.brightness));
   }
-  standardize_values(options_, late_rescale, out, image.shape());
+  standardize_values(options_, late_rescale, out, Shape{image.dim(0), image.dim(1), channels});
 }
 
 Tensor ImageDataGenerator::apply_transform(const Tensor& image,
@@ -466,7 +471,7 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
                                   channels, keep_aspect_ratio, path);
         }
         if (!has_size(image, size)) {
-          if (rescale_only) {
+          if (rescale_only && image.dim(2) == channels) {
             resize_into(image, size, slot, rescale, method);
             continue;
           }
@@ -479,7 +484,7 @@ DirectoryFlow ImageDataGenerator::flow_from_directory(
       Random random(ctx.seed, static_cast<uint64_t>(ctx.index * batch_size + i));
       const TransformParams params =
           generator.get_random_transform(size.height, size.width, random);
-      generator.transform_into(image, params, slot);
+      generator.transform_into(image, params, channels, slot);
     }
     if (mode == ClassMode::kNone) return Element{{"image", std::move(images)}};
     if (mode == ClassMode::kInput) return Element{{"image", images}, {"label", images}};

@@ -176,9 +176,11 @@ class ImageDataGenerator {
   const ImageDataGeneratorOptions& options() const { return options_; }
 
  private:
-  // apply_transform then standardize, written to `out` (h * w * c floats). REQUIRES a rank-3
-  // uint8 or float32 image with 1, 3 or 4 channels when brightness is in `params`.
-  void transform_into(const Tensor& image, const TransformParams& params, float* out) const;
+  // apply_transform then standardize, written to `out` (h * w * channels floats: the image's
+  // channels, or a grey image's one repeated). REQUIRES a rank-3 uint8 or float32 image, and 1, 3
+  // or 4 channels when brightness is in `params`.
+  void transform_into(const Tensor& image, const TransformParams& params, int64_t channels,
+                      float* out) const;
 
   ImageDataGeneratorOptions options_;
   RandomTransformOptions geometry_;

@@ -184,20 +184,26 @@ Tensor apply_affine_transform(const Tensor& image, const AffineTransformParams& 
 }
 
 void apply_affine_transform_to_float(const Tensor& image, const AffineTransformParams& params,
-                                     FillMode fill_mode, float cval, float scale, float* out) {
+                                     FillMode fill_mode, float cval, float scale, float* out,
+                                     const FloatImageLayout& layout) {
   const Dims d = dims_of(image, "apply_affine_transform");
   if (image.rank() != 3) {
     throw InvalidArgument(str_cat("apply_affine_transform: expected one image [h, w, c], got ",
                                   image.shape().to_string()));
   }
+  if (layout.channels != 0 && layout.channels != d.channels && d.channels != 1) {
+    throw InvalidArgument(str_cat("apply_affine_transform: ", d.channels,
+                                  " channels cannot be written as ", layout.channels,
+                                  " (only one channel repeats)"));
+  }
   const AffineMatrix matrix = keras_affine_matrix(params, d.height, d.width);
   const internal::AffineWarpKernels& kernels = internal::affine_warp_kernels();
   if (image.dtype() == DType::kUInt8) {
     kernels.warp_u8_to_float(image.data<uint8_t>(), d.height, d.width, d.channels, matrix,
-                             fill_mode, cval, scale, out);
+                             fill_mode, cval, scale, layout, out);
   } else {
     kernels.warp_float_to_float(image.data<float>(), d.height, d.width, d.channels, matrix,
-                                fill_mode, cval, scale, out);
+                                fill_mode, cval, scale, layout, out);
   }
 }
 

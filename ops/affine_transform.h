@@ -84,13 +84,24 @@ AffineMatrix keras_affine_matrix(const AffineTransformParams& params, int64_t he
 Tensor apply_affine_transform(const Tensor& image, const AffineTransformParams& params,
                               FillMode fill_mode = FillMode::kNearest, float cval = 0);
 
+// How apply_affine_transform_to_float lays out its output.
+struct FloatImageLayout {
+  // [channels, height, width] (PyTorch's layout) instead of [height, width, channels].
+  bool channels_first = false;
+  // The output's channels: 0 for the image's own; for a one-channel image, any count, each the
+  // image's one (a grey image as RGB, as PIL's convert("RGB") makes it), computed once.
+  int64_t channels = 0;
+};
+
 // The same resampling fused with the conversion to float32 and a scale (Keras' rescale applied
-// after augmentation): out = transformed(image) * scale, written to `out`, which holds
-// height * width * channels floats. For the hot path of image_data_generator: without rotation
-// each output row blends its two input rows once and then each pixel along that row; with
-// rotation uint8 images use fixed-point weights (error below 0.15 of one uint8 step).
-// REQUIRES: image is [h, w, c] uint8 or float32.
+// after augmentation): out = transformed(image) * scale, written to `out` as `layout` says, in
+// the same pass. For the hot path of image_data_generator: without rotation each output row
+// blends its two input rows once and then each pixel along that row; with rotation uint8 images
+// use fixed-point weights (error below 0.15 of one uint8 step).
+// REQUIRES: image is [h, w, c] uint8 or float32; out holds h * w * (layout.channels or c) floats.
+// Throws InvalidArgument for a layout.channels that neither is 0 nor repeats one channel.
 void apply_affine_transform_to_float(const Tensor& image, const AffineTransformParams& params,
-                                     FillMode fill_mode, float cval, float scale, float* out);
+                                     FillMode fill_mode, float cval, float scale, float* out,
+                                     const FloatImageLayout& layout = {});
 
 }  // namespace sluice

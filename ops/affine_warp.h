@@ -20,13 +20,14 @@ struct AffineWarpKernels {
                   const AffineMatrix& matrix, FillMode mode, uint8_t fill, uint8_t* dst);
   void (*warp_float)(const float* src, int64_t height, int64_t width, int64_t channels,
                      const AffineMatrix& matrix, FillMode mode, float fill, float* dst);
-  // To float32 times `scale`, `cval` before the scale: apply_affine_transform_to_float's.
+  // To float32 times `scale`, `cval` before the scale, laid out as `layout` says:
+  // apply_affine_transform_to_float's.
   void (*warp_u8_to_float)(const uint8_t* src, int64_t height, int64_t width, int64_t channels,
                            const AffineMatrix& matrix, FillMode mode, float cval, float scale,
-                           float* dst);
+                           const FloatImageLayout& layout, float* dst);
   void (*warp_float_to_float)(const float* src, int64_t height, int64_t width, int64_t channels,
                               const AffineMatrix& matrix, FillMode mode, float cval, float scale,
-                              float* dst);
+                              const FloatImageLayout& layout, float* dst);
 };
 
 // The kernels of the baseline build, and of the AVX2 build (null where it is not built).

@@ -8,7 +8,9 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__SSE2__)
+#if defined(__AVX2__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -181,13 +183,75 @@ void interior_columns(int64_t x0, int64_t dx, int64_t limit, int64_t width, int6
   while (end > begin && !inside(end - 1)) --end;
 }
 
+// Where warped float pixels go: interleaved [height, width, channels] as they are computed, or
+// channels-first [channels, height, width] (PyTorch's layout), and with a one-channel image's
+// channel repeated `channels` times (a grey image as RGB, each value computed once). Those rows
+// are computed in a scratch buffer in cache and then written out, so the image is written once.
+struct FloatImageOut {
+  float* dst;
+  int64_t height, width;
+  int64_t in_channels;  // Of the computed rows.
+  int64_t channels;     // Of `dst`: in_channels, or more when in_channels is 1.
+  bool channels_first;
+
+  // Whether rows are written as computed.
+  bool direct() const { return !channels_first && channels == in_channels; }
+  // Where row r is to be computed: its place in `dst`, or `scratch`.
+  float* row(int64_t r, float* scratch) const {
+    return direct() ? dst + r * width * channels : scratch;
+  }
+  // `rows` rows from row r are computed at `at` (as In, times `scale`): unless direct, they go to
+  // their places now.
+  template <class In>
+  void finish(int64_t r, const In* at, int64_t rows = 1, float scale = 1) const {
+    if (direct()) return;
+    const int64_t n = rows * width;
+    const auto value = [&](int64_t i) { return static_cast<float>(at[i]) * scale; };
+    if (!channels_first) {  // A grey row repeated.
+      float* base = dst + r * width * channels;
+      if (channels == 3) {  // RGB, with the count known, in vector stores.
+        for (int64_t p = 0; p < n; ++p) {
+          const float v = value(p);
+          base[3 * p] = v;
+          base[3 * p + 1] = v;
+          base[3 * p + 2] = v;
+        }
+        return;
+      }
+      for (int64_t p = 0; p < n; ++p) {
+        const float v = value(p);
+        for (int64_t k = 0; k < channels; ++k) base[p * channels + k] = v;
+      }
+      return;
+    }
+    const int64_t plane = height * width;
+    float* base = dst + r * width;
+    if (in_channels == 3) {  // With the count known, the compiler vectorises the three streams.
+      for (int64_t p = 0; p < n; ++p) {
+        base[p] = value(3 * p);
+        base[plane + p] = value(3 * p + 1);
+        base[2 * plane + p] = value(3 * p + 2);
+      }
+      return;
+    }
+    for (int64_t k = 0; k < channels; ++k) {
+      float* to = base + k * plane;
+      if (in_channels == 1) {
+        for (int64_t p = 0; p < n; ++p) to[p] = value(p);
+      } else {
+        for (int64_t p = 0; p < n; ++p) to[p] = value(p * in_channels + k);
+      }
+    }
+  }
+};
+
 // The common Keras case without rotation (shear, zoom, shift, flips): the input row of an output
 // row does not depend on the column (m[1] == 0). Each output row then blends its two input rows
 // once into a float row, already scaled, and each pixel is a single linear blend along that row.
 template <int kC, class In>
 void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_t channels,
                             const AffineMatrix& matrix, FillMode mode, float fill, float scale,
-                            float* dst) {
+                            const FloatImageOut& target) {
   const double* m = matrix.m;
   const int64_t c = kC > 0 ? kC : channels;
   const int64_t row_stride = width * c;
@@ -196,9 +260,10 @@ void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_
   // converted about once instead of twice. Reused, so no allocation per image.
   const auto padded = static_cast<size_t>(row_stride) + 4;
   thread_local std::vector<float> rows;
-  rows.resize(3 * padded);
+  rows.resize(4 * padded);
   float* t = rows.data();
   float* const converted[2] = {t + padded, t + 2 * padded};
+  float* const scratch = t + 3 * padded;
   int64_t converted_row[2] = {-1, -1};
   // Input row i as float (exact for uint8), converting it into the slot not holding `keep`.
   const auto float_row = [&](int64_t i, int64_t keep) -> const float* {
@@ -216,10 +281,11 @@ void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_
     }
   };
   for (int64_t r = 0; r < height; ++r) {
-    float* out = dst + r * row_stride;
+    float* out = target.row(r, scratch);
     const Axis ay = resolve(m[0] * static_cast<double>(r) + m[2], height, mode);
     if (!ay.valid) {
       std::fill(out, out + row_stride, fill);
+      target.finish(r, out);
       continue;
     }
     const float* r0 = float_row(ay.i0, ay.i1);
@@ -291,19 +357,61 @@ void resample_rows_to_float(const In* src, int64_t height, int64_t width, int64_
       }
     }
 #endif
+#if defined(__AVX2__)
+    if constexpr (kC == 1) {
+      // Eight columns at once. Their input columns lie within 16 of the least of them while
+      // |dx| <= 2, so two loads and permutes fetch both neighbours of each; positions, weights
+      // and blends are the loop's below, so are the values.
+      if ((dx < 0 ? -dx : dx) <= (int64_t{2} << 32) && width >= 16) {
+        __m256i xa = _mm256_set_epi64x(x + 3 * dx, x + 2 * dx, x + dx, x);
+        __m256i xb = _mm256_add_epi64(xa, _mm256_set1_epi64x(4 * dx));
+        const __m256i advance = _mm256_set1_epi64x(8 * dx);
+        const __m256i halves = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        const __m256i one = _mm256_set1_epi32(1);
+        const __m256i seven = _mm256_set1_epi32(7);
+        const __m256 unit = _mm256_set1_ps(1.0f / (1 << 24));
+        for (; col + 8 <= end; col += 8) {
+          // The positions' fractions (low halves) and input columns (high halves), in order.
+          const __m256i a = _mm256_permutevar8x32_epi32(xa, halves);
+          const __m256i b = _mm256_permutevar8x32_epi32(xb, halves);
+          const __m256i fractions = _mm256_permute2x128_si256(a, b, 0x20);
+          const __m256i columns = _mm256_permute2x128_si256(a, b, 0x31);
+          const int64_t least = std::min(x >> 32, (x + 7 * dx) >> 32);
+          const __m256i offsets =
+              _mm256_sub_epi32(columns, _mm256_set1_epi32(static_cast<int>(least)));
+          const __m256 low = _mm256_loadu_ps(t + least);
+          const __m256 high = _mm256_loadu_ps(t + least + 8);
+          const auto fetch = [&](__m256i at) {
+            return _mm256_blendv_ps(_mm256_permutevar8x32_ps(low, at),
+                                    _mm256_permutevar8x32_ps(high, at),
+                                    _mm256_castsi256_ps(_mm256_cmpgt_epi32(at, seven)));
+          };
+          const __m256 p0 = fetch(offsets);
+          const __m256 p1 = fetch(_mm256_add_epi32(offsets, one));
+          const __m256 w = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(fractions, 8)), unit);
+          _mm256_storeu_ps(o, _mm256_add_ps(p0, _mm256_mul_ps(w, _mm256_sub_ps(p1, p0))));
+          xa = _mm256_add_epi64(xa, advance);
+          xb = _mm256_add_epi64(xb, advance);
+          x += 8 * dx;
+          o += 8;
+        }
+      }
+    }
+#endif
     for (; col < end; ++col, x += dx, o += c) {
       const float* p0 = t + (x >> 32) * c;
       const float wx = static_cast<float>(static_cast<uint32_t>(x) >> 8) * (1.0f / (1 << 24));
       for (int64_t k = 0; k < c; ++k) o[k] = p0[k] + wx * (p0[c + k] - p0[k]);
     }
     for (int64_t col = end; col < width; ++col) edge(col);
+    target.finish(r, out);
   }
 }
 
 template <class In>
 void resample_rows_any(const In* src, int64_t height, int64_t width, int64_t channels,
                        const AffineMatrix& matrix, FillMode mode, float fill, float scale,
-                       float* dst) {
+                       const FloatImageOut& dst) {
   switch (channels) {
     case 1:
       return resample_rows_to_float<1>(src, height, width, channels, matrix, mode, fill, scale,
@@ -370,30 +478,55 @@ void warp_float(const float* src, int64_t height, int64_t width, int64_t channel
   resample_any(src, height, width, channels, matrix, mode, fill, 1.0f, dst);
 }
 
+// An image the identity or the general path makes for a target that is not direct is computed
+// interleaved in a scratch image and then written out (the row path does it row by row).
+float* scratch_image(const FloatImageOut& target) {
+  thread_local std::vector<float> image;
+  image.resize(static_cast<size_t>(target.height * target.width * target.in_channels));
+  return image.data();
+}
+
+template <class In>
+void warp_to_float(const In* src, int64_t height, int64_t width, int64_t channels,
+                   const AffineMatrix& matrix, FillMode mode, float cval, float scale,
+                   const FloatImageLayout& layout, float* dst) {
+  const FloatImageOut target{dst,
+                             height,
+                             width,
+                             channels,
+                             layout.channels > 0 ? layout.channels : channels,
+                             layout.channels_first};
+  if (matrix.is_identity()) {
+    if (!target.direct()) {
+      target.finish(0, src, height, scale);
+    } else if constexpr (std::is_same_v<In, uint8_t>) {
+      convert_u8_to_float(src, height * width * channels, scale, dst);
+    } else {
+      const int64_t n = height * width * channels;
+      for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
+    }
+  } else if (matrix.m[1] == 0) {
+    resample_rows_any(src, height, width, channels, matrix, mode, cval * scale, scale, target);
+  } else {
+    float* out = target.direct() ? dst : scratch_image(target);
+    // The uint8 general path blends in fixed point; its scale undoes the weights' scale.
+    const float blend_scale =
+        std::is_same_v<In, uint8_t> ? scale / static_cast<float>(int64_t{1} << kShift) : scale;
+    resample_any(src, height, width, channels, matrix, mode, cval * scale, blend_scale, out);
+    target.finish(0, out, height);
+  }
+}
+
 void warp_u8_to_float(const uint8_t* src, int64_t height, int64_t width, int64_t channels,
                       const AffineMatrix& matrix, FillMode mode, float cval, float scale,
-                      float* dst) {
-  if (matrix.is_identity()) {
-    convert_u8_to_float(src, height * width * channels, scale, dst);
-  } else if (matrix.m[1] == 0) {
-    resample_rows_any(src, height, width, channels, matrix, mode, cval * scale, scale, dst);
-  } else {
-    resample_any(src, height, width, channels, matrix, mode, cval * scale,
-                 scale / static_cast<float>(int64_t{1} << kShift), dst);
-  }
+                      const FloatImageLayout& layout, float* dst) {
+  warp_to_float(src, height, width, channels, matrix, mode, cval, scale, layout, dst);
 }
 
 void warp_float_to_float(const float* src, int64_t height, int64_t width, int64_t channels,
                          const AffineMatrix& matrix, FillMode mode, float cval, float scale,
-                         float* dst) {
-  if (matrix.is_identity()) {
-    const int64_t n = height * width * channels;
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
-  } else if (matrix.m[1] == 0) {
-    resample_rows_any(src, height, width, channels, matrix, mode, cval * scale, scale, dst);
-  } else {
-    resample_any(src, height, width, channels, matrix, mode, cval * scale, scale, dst);
-  }
+                         const FloatImageLayout& layout, float* dst) {
+  warp_to_float(src, height, width, channels, matrix, mode, cval, scale, layout, dst);
 }
 
 }  // namespace

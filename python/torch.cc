@@ -9,6 +9,7 @@
 #include "sluice/core/file_system.h"
 #include "sluice/core/random.h"
 #include "sluice/core/strings.h"
+#include "sluice/formats/image.h"
 #include "sluice/ops/affine_transform.h"
 #include "sluice/ops/image_codec.h"
 #include "sluice/ops/resize.h"
@@ -95,14 +96,20 @@ struct FolderBatch {
     Tensor images = Tensor::uninitialized(dtype, image_shape.prepend(b));
     // uint8 batches keep the pixels' units; float32 ones are in [0, 1], as ToTensor.
     const float scale = dtype == DType::kUInt8 ? 1.0f : 1.0f / 255;
-    const bool direct = dtype == DType::kFloat32 && !layout.channels_first;
+    // float32 batches are warped straight into their slots, in either layout.
+    const bool direct = dtype == DType::kFloat32;
     thread_local std::string file_bytes;
     thread_local std::vector<float> pixels;
     for (int64_t i = 0; i < b; ++i) {
       const std::string path(paths[i]);
       Tensor image;
       try {
-        image = decode_image_at_least(read_whole_file(path, file_bytes), size, channels, path);
+        const std::string_view bytes = read_whole_file(path, file_bytes);
+        // A grey JPEG stays one channel where the warp writes the float32 RGB slot itself: one
+        // channel resized and warped instead of three copies of it.
+        const bool grey_stays =
+            direct && channels == 3 && sniff_image_format(bytes) == ImageFormat::kJpeg;
+        image = decode_image_at_least(bytes, size, grey_stays ? 0 : channels, path);
         if (image.dim(0) != size.height || image.dim(1) != size.width) {
           image = resize(image, size, method);
         }
@@ -118,8 +125,9 @@ struct FolderBatch {
       char* slot = static_cast<char*>(images.raw_data()) +
                    i * per_image * static_cast<int64_t>(dtype_size(dtype));
       if (direct) {
-        apply_affine_transform_to_float(image, params, FillMode::kNearest, 0, scale,
-                                        reinterpret_cast<float*>(slot));
+        apply_affine_transform_to_float(
+            image, params, FillMode::kNearest, 0, scale, reinterpret_cast<float*>(slot),
+            {.channels_first = layout.channels_first, .channels = channels});
         continue;
       }
       pixels.resize(static_cast<size_t>(per_image));

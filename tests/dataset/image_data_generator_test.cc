@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sluice/core/errors.h"
+#include "sluice/formats/jpeg.h"
 #include "sluice/formats/png.h"
 #include "tests/dataset/testing.h"
 #include "tests/formats/testing.h"
@@ -278,6 +279,40 @@ TEST_F(ImageDataGeneratorTest, ResizingWithoutATransformMatchesTheTransformPath)
           }
         }
       }
+    }
+  }
+}
+
+TEST_F(ImageDataGeneratorTest, GreyJpegsAsRgbGiveTheBatchesOfTheirRgbConversion) {
+  // A grey JPEG asked for as RGB is resized and warped as one channel and written as three. Its
+  // batches must be those of the same pixels stored as RGB (a lossless PNG with the channel
+  // repeated), bit for bit: with the tutorial's augmentation, with a colour shift and
+  // standardization after it, without augmentation, and when resized first.
+  const std::string jpegs = path("grey_jpeg"), pngs = path("rgb_png");
+  for (const char* cls : {"a", "b"}) {
+    fs::create_directories(fs::path(jpegs) / cls);
+    fs::create_directories(fs::path(pngs) / cls);
+    for (int i = 0; i < 3; ++i) {
+      Tensor grey(DType::kUInt8, Shape{14, 10, 1});
+      int k = 0;
+      for (uint8_t& v : grey.values<uint8_t>()) v = static_cast<uint8_t>((i * 40 + k++ * 13) % 256);
+      const std::string bytes = encode_jpeg(grey, {.quality = 90});
+      const std::string name = "img" + std::to_string(i);
+      testing::write_file((fs::path(jpegs) / cls / (name + ".jpg")).string(), bytes);
+      const Tensor decoded = decode_jpeg(bytes, {.channels = 3});  // libjpeg repeats the grey.
+      testing::write_file((fs::path(pngs) / cls / (name + ".png")).string(), encode_png(decoded));
+    }
+  }
+  ImageDataGeneratorOptions shifted = kTutorial;
+  shifted.channel_shift_range = 20;
+  shifted.samplewise_center = true;
+  for (const ImageDataGeneratorOptions& generator :
+       {kTutorial, shifted, ImageDataGeneratorOptions{.rescale = 1 / 255.f}}) {
+    for (const ImageSize size : {ImageSize{14, 10}, ImageSize{9, 12}}) {
+      const FlowFromDirectoryOptions options{
+          .target_size = size, .batch_size = 4, .seed = 3, .verbose = false};
+      expect_same(collect(image_data_generator(generator).flow_from_directory(jpegs, options)),
+                  collect(image_data_generator(generator).flow_from_directory(pngs, options)));
     }
   }
 }

@@ -258,17 +258,20 @@ TEST(AffineWarpKernels, Avx2MatchesTheBaselineBitForBit) {
            {FillMode::kNearest, FillMode::kConstant, FillMode::kReflect, FillMode::kWrap}) {
         for (int draw = 0; draw < 6; ++draw) {
           RandomTransformOptions o = options;
-          if (draw == 1) o.rotation_range = 30;  // The general path.
+          if (draw == 1) o.rotation_range = 30;    // The general path.
+          if (draw == 2) o.zoom_range = {2.2, 3};  // Input columns more than 2 apart.
           AffineTransformParams params = random_transform_params(o, h, w, random);
           if (draw == 0) params = {};  // The identity.
           const AffineMatrix m = keras_affine_matrix(params, h, w);
           const size_t n = u8.size();
           std::vector<float> a(n), b(n);
-          base.warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, a.data());
-          avx2->warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, b.data());
+          base.warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, {}, a.data());
+          avx2->warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, {}, b.data());
           ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << c << " " << draw;
-          base.warp_float_to_float(f32.data(), h, w, c, m, mode, 3, 0.5f, a.data());
-          avx2->warp_float_to_float(f32.data(), h, w, c, m, mode, 3, 0.5f, b.data());
+          base.warp_float_to_float(f32.data(), h, w, c, m, mode, 3, 0.5f, {.channels_first = true},
+                                   a.data());
+          avx2->warp_float_to_float(f32.data(), h, w, c, m, mode, 3, 0.5f, {.channels_first = true},
+                                    b.data());
           ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << c << " " << draw;
           base.warp_float(f32.data(), h, w, c, m, mode, 3, a.data());
           avx2->warp_float(f32.data(), h, w, c, m, mode, 3, b.data());
@@ -283,6 +286,76 @@ TEST(AffineWarpKernels, Avx2MatchesTheBaselineBitForBit) {
     }
   }
   EXPECT_EQ(checked, 4 * 3 * 4 * 6);
+}
+
+// Channels-first output is the interleaved output transposed, exactly, on every path.
+TEST(AffineTransform, ChannelsFirstOutputIsTheInterleavedOneTransposed) {
+  const RandomTransformOptions options{
+      .shear_range = 20, .zoom_range = 0.3, .horizontal_flip = true};
+  Random random(3, 0);
+  for (const int64_t c : {1, 3, 4}) {
+    const int64_t h = 19, w = 23;
+    Tensor u8 = Tensor::uninitialized(DType::kUInt8, Shape{h, w, c});
+    Tensor f32 = Tensor::uninitialized(DType::kFloat32, Shape{h, w, c});
+    for (int64_t i = 0; i < h * w * c; ++i) {
+      u8.data<uint8_t>()[i] = static_cast<uint8_t>(random.next_u64() >> 56);
+      f32.data<float>()[i] = static_cast<float>(u8.data<uint8_t>()[i]) - 7.5f;
+    }
+    for (int draw = 0; draw < 3; ++draw) {
+      RandomTransformOptions o = options;
+      if (draw == 1) o.rotation_range = 25;  // The general path.
+      AffineTransformParams params = random_transform_params(o, h, w, random);
+      if (draw == 0) params = {};  // The identity.
+      for (const Tensor* image : {&u8, &f32}) {
+        const auto n = static_cast<size_t>(h * w * c);
+        std::vector<float> hwc(n), chw(n);
+        apply_affine_transform_to_float(*image, params, FillMode::kReflect, 0, 0.25f, hwc.data());
+        apply_affine_transform_to_float(*image, params, FillMode::kReflect, 0, 0.25f, chw.data(),
+                                        {.channels_first = true});
+        for (int64_t p = 0; p < h * w; ++p) {
+          for (int64_t k = 0; k < c; ++k) {
+            ASSERT_EQ(hwc[static_cast<size_t>(p * c + k)], chw[static_cast<size_t>(k * h * w + p)])
+                << "channels " << c << ", draw " << draw << ", pixel " << p;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A grey image written as three channels is, bit for bit, the warp of its RGB conversion (the
+// channel repeated), in both layouts and on every path.
+TEST(AffineTransform, GreyWrittenAsRgbIsTheWarpOfItsRgbConversion) {
+  const int64_t h = 17, w = 29;
+  Random random(11, 0);
+  Tensor grey = Tensor::uninitialized(DType::kUInt8, Shape{h, w, 1});
+  Tensor rgb = Tensor::uninitialized(DType::kUInt8, Shape{h, w, 3});
+  for (int64_t p = 0; p < h * w; ++p) {
+    grey.data<uint8_t>()[p] = static_cast<uint8_t>(random.next_u64() >> 56);
+    for (int k = 0; k < 3; ++k) rgb.data<uint8_t>()[3 * p + k] = grey.data<uint8_t>()[p];
+  }
+  const RandomTransformOptions options{
+      .shear_range = 20, .zoom_range = 0.3, .horizontal_flip = true};
+  for (int draw = 0; draw < 3; ++draw) {
+    RandomTransformOptions o = options;
+    if (draw == 1) o.rotation_range = 25;  // The general path.
+    AffineTransformParams params = random_transform_params(o, h, w, random);
+    if (draw == 0) params = {};  // The identity.
+    for (const bool channels_first : {false, true}) {
+      const auto n = static_cast<size_t>(h * w * 3);
+      std::vector<float> expected(n), actual(n, -1);
+      apply_affine_transform_to_float(rgb, params, FillMode::kConstant, 9, 0.5f, expected.data(),
+                                      {.channels_first = channels_first});
+      apply_affine_transform_to_float(grey, params, FillMode::kConstant, 9, 0.5f, actual.data(),
+                                      {.channels_first = channels_first, .channels = 3});
+      ASSERT_EQ(0, std::memcmp(expected.data(), actual.data(), n * sizeof(float)))
+          << "draw " << draw << ", channels_first " << channels_first;
+    }
+  }
+  std::vector<float> out(static_cast<size_t>(h * w * 3));
+  EXPECT_THROW(apply_affine_transform_to_float(rgb, {}, FillMode::kNearest, 0, 1, out.data(),
+                                               {.channels = 1}),
+               InvalidArgument);
 }
 
 // The chosen kernels are the AVX2 build's wherever the CPU runs it.
