@@ -100,3 +100,25 @@ def test_the_sampler_is_pytorchs_and_orders_the_folder(image_folder):
     sampler = TorchSampler(range(12), 1, 0, shuffle=True, seed=5)
     sampler.set_epoch(3)
     assert labels == [0 if i < 6 else 1 for i in sampler]
+
+
+def test_grey_jpegs_give_the_batches_of_their_rgb_conversion(tmp_path):
+    # A grey JPEG is warped as one channel and written as three: the batches must be those of the
+    # same pixels stored as RGB (PNG, lossless), bit for bit, in both layouts.
+    from PIL import Image
+    rng = np.random.default_rng(3)
+    for name in ("a", "b"):
+        (tmp_path / "grey" / name).mkdir(parents=True)
+        (tmp_path / "rgb" / name).mkdir(parents=True)
+        for i in range(3):
+            grey = tmp_path / "grey" / name / f"{i}.jpg"
+            Image.fromarray(rng.integers(0, 256, (20, 24), dtype=np.uint8)).save(grey, quality=90)
+            with Image.open(grey) as decoded:
+                decoded.convert("RGB").save(tmp_path / "rgb" / name / f"{i}.png")
+    for channels_first in (True, False):
+        batches = [list(folder_loader(str(tmp_path / kind), channels_first=channels_first))
+                   for kind in ("grey", "rgb")]
+        assert len(batches[0]) == len(batches[1]) == 2
+        for (x, y), (x_rgb, y_rgb) in zip(*batches):
+            assert torch.equal(y, y_rgb)
+            assert torch.equal(x, x_rgb)
