@@ -338,8 +338,9 @@ void run_images(const ImagesFlags& f) {
         "served from the snapshot / decoded (median over passes of the pair run back to back): "
         "float32 batches %.2fx, uint8 images %.2fx\n",
         paired_ratio(snapshot, pipeline), paired_ratio(snapshot_u8, decode_u8));
-    // A snapshot's elements point into its mapping, so serving costs little but the checksum:
-    // reading each byte once is its bound, four times lower for float32 than for uint8.
+    // A snapshot's elements point into its mapping, so serving costs little but the checksum,
+    // which a process pays once per record: reading each byte once bounds that first pass (and
+    // a consumer that reads every pixel), four times lower for float32 than for uint8.
     const int threads = f.threads > 0 ? f.threads : ThreadBudget::current();
     const auto [float_bytes, float_rate] =
         mapped_read_bound(f.snapshot + "/float32", threads, passes);

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -22,6 +24,8 @@ namespace fs = std::filesystem;
 
 // Between a replacement's target and its writer's pid in its temporary file's name.
 constexpr std::string_view kReplacementMark = ".tmp";
+
+int64_t nanoseconds(const timespec& t) { return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
 
 // Opens `path` read-only; a directory is refused as EISDIR would be.
 int open_for_reading(const std::string& path, struct stat* st) {
@@ -317,6 +321,11 @@ void replace_folder(const std::string& staging, const std::string& target) {
 }
 
 MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
+  // The clock is read before the file and the identity taken after the mapping: a change made
+  // while mapping leaves a ctime no older than mapped_at_ns_, so unchanged_for() denies it.
+  timespec now = {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  mapped_at_ns_ = nanoseconds(now);
   struct stat st = {};
   const int fd = open_for_reading(path_, &st);
   size_ = static_cast<uint64_t>(st.st_size);
@@ -326,14 +335,20 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
     void* p =
         ::mmap(nullptr, static_cast<size_t>(size_), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED) throw_file_error("cannot map", path_, err);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      throw_file_error("cannot map", path_, err);
+    }
     data_ = static_cast<const char*>(p);
     // Readers go through the file once, front to back.
     ::madvise(p, static_cast<size_t>(size_), MADV_SEQUENTIAL);
-  } else {
-    ::close(fd);
   }
+  const bool stat_again = size_ == 0 || ::fstat(fd, &st) == 0;
+  ::close(fd);
+  identity_ = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+               static_cast<uint64_t>(st.st_size), nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)};
+  // Without the second look the identity may be older than the mapping: never call it unchanged.
+  if (!stat_again) identity_.ctime_ns = std::numeric_limits<int64_t>::max();
 }
 
 MappedFile::~MappedFile() {

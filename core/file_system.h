@@ -7,6 +7,7 @@
 // that fails leaves the old file as it was.
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -57,6 +58,17 @@ class SequentialFile {
   int fd_ = -1;
 };
 
+// What tells one state of a file's bytes from another without reading them: writing to a file
+// changes its ctime, which no call can set back, and replacing it changes its inode.
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  auto operator<=>(const FileIdentity&) const = default;
+};
+
 // A whole file mapped read-only into memory (mmap), for readers that hand out views of its bytes
 // instead of copies (snapshot and saved-dataset shards). The pages are the page cache's: reading
 // through the mapping costs no heap, however large the file. The mapping is private: a write
@@ -80,10 +92,20 @@ class MappedFile {
   // Whether [p, p + n) lies inside the mapping.
   bool contains(const void* p, size_t n = 1) const;
 
+  // The file as it was once mapped: a later change to its bytes changes the identity of the file
+  // on disk, but not this one.
+  const FileIdentity& identity() const { return identity_; }
+  // Whether the file had last changed at least `age_ns` before it was mapped. Timestamps move in
+  // clock ticks (milliseconds), so a file that changes again within the tick of its last change
+  // keeps its identity; one whose last change is older than that cannot change unseen.
+  bool unchanged_for(int64_t age_ns) const { return identity_.ctime_ns <= mapped_at_ns_ - age_ns; }
+
  private:
   std::string path_;
   const char* data_ = nullptr;
   uint64_t size_ = 0;
+  FileIdentity identity_;
+  int64_t mapped_at_ns_ = 0;  // Wall-clock time, the clock of file timestamps.
 };
 
 // A file being written. Thread safety: none; one writer per file.

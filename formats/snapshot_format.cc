@@ -3,9 +3,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "sluice/core/byte_reader.h"
 #include "sluice/core/element_codec.h"
@@ -329,6 +332,57 @@ void SnapshotWriter::finish(uint64_t fingerprint) {
 
 // --- Reader -----------------------------------------------------------------------------------
 
+// The records of one shard file that this process has checked, by element index. A file whose
+// identity is unchanged holds the bytes it held then, so checking them again each pass would only
+// cost time: for a batch of float32 images, many times what serving it costs.
+class CheckedRecords {
+ public:
+  explicit CheckedRecords(uint64_t records) : words_(static_cast<size_t>((records + 63) / 64)) {}
+
+  bool contains(uint64_t record) const {
+    return record / 64 < words_.size() &&
+           ((words_[record / 64].load(std::memory_order_acquire) >> (record % 64)) & 1) != 0;
+  }
+  void add(uint64_t record) {
+    if (record / 64 < words_.size()) {
+      words_[record / 64].fetch_or(uint64_t{1} << (record % 64), std::memory_order_release);
+    }
+  }
+
+ private:
+  std::vector<std::atomic<uint64_t>> words_;
+};
+
+namespace {
+
+// A file last changed at least this long before it was mapped cannot change again unseen: file
+// timestamps move in clock ticks of milliseconds, and a network file system's clock may lag.
+constexpr int64_t kSettledNs = 1'000'000'000;
+// Files remembered at most; past that the memory starts over (a long process that writes
+// snapshot after snapshot).
+constexpr size_t kMaxRememberedFiles = 4096;
+
+// The checked records of `file` (a shard of `records` records) shared by every reader of it in
+// this process, or null for a file that changed too recently to be told apart from a later
+// change.
+std::shared_ptr<CheckedRecords> checked_records(const MappedFile& file, uint64_t records) {
+  if (!file.unchanged_for(kSettledNs)) return nullptr;
+  static std::mutex mutex;
+  static std::map<FileIdentity, std::shared_ptr<CheckedRecords>> files;
+  std::lock_guard lock(mutex);
+  auto [it, added] = files.try_emplace(file.identity());
+  if (added) {
+    if (files.size() > kMaxRememberedFiles) {
+      files.clear();
+      it = files.try_emplace(file.identity()).first;
+    }
+    it->second = std::make_shared<CheckedRecords>(records);
+  }
+  return it->second;
+}
+
+}  // namespace
+
 SnapshotReader::SnapshotReader(std::string folder)
     : SnapshotReader(folder, read_snapshot_metadata(folder)) {}
 
@@ -346,7 +400,13 @@ void SnapshotReader::seek(const SnapshotPosition& p) {
                                      " at byte offset ", p.offset, " in shard ", p.shard,
                                      ": the snapshot is not the one the position was saved in"));
   }
-  if (p.shard != shard_) file_.reset();
+  if (p.shard != shard_) {
+    file_.reset();
+  } else if (p.element != element_) {
+    // Records are remembered by their index, which a reader knows for certain only walking a
+    // shard from its start.
+    checked_.reset();
+  }
   shard_ = p.shard;
   element_ = p.element;
   offset_ = end ? kShardHeaderBytes : p.offset;
@@ -371,6 +431,7 @@ void SnapshotReader::open_shard() {
   if (compression != metadata_.compression) {
     in.fail_at(12, "a compression other than the metadata's");
   }
+  if (element_ == 0) checked_ = checked_records(*file, meta.elements);
   file_ = std::move(file);
 }
 
@@ -386,6 +447,7 @@ std::optional<Element> SnapshotReader::next() {
       element_ = 0;
       offset_ = kShardHeaderBytes;
       file_.reset();
+      checked_.reset();
       continue;
     }
     if (!file_) open_shard();
@@ -402,8 +464,10 @@ std::optional<Element> SnapshotReader::next() {
       in.fail_at(at, str_cat("a record of ", length, " bytes passes the end (truncated)"));
     }
     const std::string_view body = in.take(static_cast<size_t>(length));
-    const uint32_t actual = checksum_ ? checksum_(body) : crc32c(body);
-    if (unmask_crc32c(body_crc) != actual) in.fail_at(at, "record checksum mismatch");
+    const bool checked = checked_ && checked_->contains(element_);
+    if (!checked && unmask_crc32c(body_crc) != (checksum_ ? checksum_(body) : crc32c(body))) {
+      in.fail_at(at, "record checksum mismatch");
+    }
     Element element;
     if (metadata_.compression == Compression::kNone) {
       StringByteReader record(body, what, at + kRecordHeaderBytes);
@@ -451,6 +515,7 @@ std::optional<Element> SnapshotReader::next() {
     for (size_t c = 0; c < element.size(); ++c) {
       check_component(metadata_.spec[c], element.name(c), element[c], fail);
     }
+    if (checked_ && !checked) checked_->add(element_);
     offset_ = std::min<uint64_t>(align_up(in.offset()), file_->size());
     ++element_;
     return element;

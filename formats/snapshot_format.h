@@ -7,7 +7,8 @@
 //                            the fingerprint of the pipeline that wrote them;
 //   shard-<index>.snapshot   one per shard (the index in at least five digits), the elements.
 // The folder is written under another name and renamed into place once every file in it is
-// complete, so a folder of this layout is always whole; readers still check every record.
+// complete, so a folder of this layout is always whole; readers still check every record, the
+// first time the process reads it from the file as it is (SnapshotReader).
 //
 // Shard file, little-endian:
 //   header, 64 bytes:  "SLSNAPSH" · u32 version (1) · u32 compression (0 none, 1 zlib, 2 gzip) ·
@@ -124,9 +125,17 @@ struct SnapshotPosition {
   uint64_t offset = 0;
 };
 
+class CheckedRecords;
+
 // Reads a snapshot's elements, shard after shard in index order, each in the order written.
 // Shards are mapped (core/file_system.h MappedFile) when reached; numeric tensors of uncompressed
-// snapshots point into the mapping, which they keep alive. Thread safety: none.
+// snapshots point into the mapping, which they keep alive.
+// A record's body checksum is checked the first time the process reads the record from its file
+// as the file is (its FileIdentity), and once passed not again while that identity stays and the
+// file had last changed over a second before: serving the next epoch of decoded images from the
+// page cache then costs no pass over their bytes. A file written to since has another ctime and
+// is checked anew. Headers, lengths and the element's layout are checked on every read.
+// Thread safety: none; readers of one snapshot may run on any threads at once.
 class SnapshotReader {
  public:
   // Reads the metadata (see read_snapshot_metadata).
@@ -163,7 +172,11 @@ class SnapshotReader {
   uint64_t element_ = 0;
   uint64_t offset_ = 0;
   std::shared_ptr<const MappedFile> file_;  // The shard `shard_`, once opened.
-  Checksum checksum_;                       // Unset: crc32c.
+  // The records of file_ already checked, shared with the process's other readers of the file as
+  // it is; null where the file changed too recently or the reader did not start at the shard's
+  // first record.
+  std::shared_ptr<CheckedRecords> checked_;
+  Checksum checksum_;  // Unset: crc32c.
 };
 
 }  // namespace sluice

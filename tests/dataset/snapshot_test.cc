@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "sluice/core/errors.h"
 #include "sluice/core/file_system.h"
 #include "sluice/dataset/dataset.h"
+#include "sluice/formats/crc32c.h"
 #include "tests/dataset/testing.h"
 
 namespace sluice {
@@ -250,6 +252,54 @@ TEST_F(SnapshotTest, LargeRecordsAreCheckedInParts) {
               std::string::npos)
         << "threads=" << n << ": " << message;
   }
+}
+
+// Reads the snapshot in `folder` from element `from` to its end; returns how many record bodies
+// the reader checked and the first element's first float.
+std::pair<int, float> read_counting_checks(const std::string& folder, uint64_t from = 0) {
+  SnapshotPosition start;
+  if (from > 0) {
+    SnapshotReader skipping(folder);
+    for (uint64_t i = 0; i < from; ++i) skipping.next();
+    start = skipping.position();
+  }
+  SnapshotReader reader(folder);
+  int checks = 0;
+  reader.set_checksum([&checks](std::string_view body) {
+    ++checks;
+    return crc32c(body);
+  });
+  if (from > 0) reader.seek(start);
+  std::optional<Element> e = reader.next();
+  const float first = e ? (*e)[0].data<float>()[0] : -1;
+  while (e) e = reader.next();
+  return {checks, first};
+}
+
+TEST_F(SnapshotTest, RecordsAreCheckedOncePerProcessWhileTheFileStaysAsItWas) {
+  const Dataset ds = Dataset::range(10).map([](const Tensor& x) {
+    return Tensor::from_vector(std::vector<float>(100, static_cast<float>(x.item<int64_t>())));
+  });
+  ds.save(path("saved"));
+  // A file changed within the last second may change again within its timestamp's tick, unseen:
+  // it is checked on every read.
+  EXPECT_EQ(read_counting_checks(path("saved")).first, 10);
+  EXPECT_EQ(read_counting_checks(path("saved")).first, 10);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(read_counting_checks(path("saved")).first, 10);
+  EXPECT_EQ(read_counting_checks(path("saved")).first, 0) << "checked again, unchanged";
+  // A reader that starts mid-shard does not know the records' indices for certain: it checks.
+  EXPECT_EQ(read_counting_checks(path("saved"), 6), std::make_pair(4, 6.f));
+
+  // Changed in place, same inode and size: checked anew, and the change is found.
+  const std::string shard = snapshot_shard_path(path("saved"), 0);
+  const uint64_t record = (fs::file_size(shard) - 64) / 10;
+  edit_file(shard, [&](std::string& b) { b[64 + 4 * record + 100] ^= 1; });
+  const std::string message = first_error(Dataset::load(path("saved")));
+  EXPECT_NE(message.find("checksum mismatch at byte offset " + std::to_string(64 + 4 * record)),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(SnapshotTest, TruncatedShardIsDataLoss) {
