@@ -75,6 +75,67 @@ class ElementOrigin {
   Rep* rep_ = nullptr;
 };
 
+// The tensors of one element, contiguous, the first held inline: an element of one component (a
+// scalar from range, a decoded image, a batch) costs no allocation of its own, which per element
+// of a cheap pipeline is as much as the work (and more once a second thread makes the allocator
+// lock). Elements of more components keep them all on the heap.
+class TensorList {
+ public:
+  TensorList() = default;
+  TensorList(std::initializer_list<Tensor> tensors) {
+    reserve(tensors.size());
+    for (const Tensor& t : tensors) push_back(t);
+  }
+  explicit TensorList(std::vector<Tensor> tensors) {
+    if (tensors.size() == 1) {
+      first_ = std::move(tensors[0]);
+      size_ = 1;
+    } else {
+      rest_ = std::move(tensors);
+      size_ = rest_.size();
+    }
+  }
+  TensorList(const TensorList&) = default;
+  TensorList(TensorList&& other) noexcept
+      : first_(std::move(other.first_)),
+        rest_(std::move(other.rest_)),
+        size_(std::exchange(other.size_, 0)) {}
+  TensorList& operator=(const TensorList&) = default;
+  TensorList& operator=(TensorList&& other) noexcept {
+    first_ = std::move(other.first_);
+    rest_ = std::move(other.rest_);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Tensor* begin() { return rest_.empty() ? &first_ : rest_.data(); }
+  Tensor* end() { return begin() + size_; }
+  const Tensor* begin() const { return rest_.empty() ? &first_ : rest_.data(); }
+  const Tensor* end() const { return begin() + size_; }
+  Tensor& operator[](size_t i) { return begin()[i]; }
+  const Tensor& operator[](size_t i) const { return begin()[i]; }
+
+  void reserve(size_t n) {
+    if (n > 1) rest_.reserve(n);
+  }
+  void push_back(Tensor tensor) {
+    if (size_ == 0) {
+      first_ = std::move(tensor);
+    } else {
+      if (size_ == 1) rest_.push_back(std::move(first_));
+      rest_.push_back(std::move(tensor));
+    }
+    ++size_;
+  }
+
+ private:
+  Tensor first_;              // The tensor of a list of one (rest_ empty).
+  std::vector<Tensor> rest_;  // Every tensor of a longer list.
+  size_t size_ = 0;
+};
+
 class Element {
  public:
   using Names = std::vector<std::string>;
@@ -82,6 +143,7 @@ class Element {
   Element() = default;
   Element(std::initializer_list<Tensor> components) : components_(components) {}
   explicit Element(std::vector<Tensor> components) : components_(std::move(components)) {}
+  explicit Element(TensorList components) : components_(std::move(components)) {}
   // Named components, in order: Element{{"image", image}, {"label", label}}.
   Element(std::initializer_list<std::pair<std::string, Tensor>> named);
   // Components with the names of another element (shared, not copied). REQUIRES: the sizes agree.
@@ -108,8 +170,8 @@ class Element {
 
   void push_back(Tensor tensor, std::string_view name = {});
 
-  std::vector<Tensor>& components() { return components_; }
-  const std::vector<Tensor>& components() const { return components_; }
+  TensorList& components() { return components_; }
+  const TensorList& components() const { return components_; }
   auto begin() { return components_.begin(); }
   auto end() { return components_.end(); }
   auto begin() const { return components_.begin(); }
@@ -120,7 +182,7 @@ class Element {
   std::string debug_string() const;  // "(image: uint8[2, 2] ..., label: int64[] 3)"
 
  private:
-  std::vector<Tensor> components_;
+  TensorList components_;
   std::shared_ptr<const Names> names_;  // Null when no component is named.
   ElementOrigin origin_;
 };
