@@ -58,7 +58,7 @@ class AsyncStageIterator final : public StageIterator {
     }
     report_buffer_limit();
     waker_ = ctx_.engine().add_waker([this] { wake_all(); });
-    if (config_.max_parallelism > 0 || config_.autotune_elements) {
+    if (config_.max_parallelism > 0 || tuned_limit() != nullptr) {
       tuner_ = &ctx_.engine().autotuner();
       tuner_id_ = tuner_->add({stats_, config_.max_parallelism, true, [this] { wake_all(); }});
     }
@@ -95,11 +95,11 @@ class AsyncStageIterator final : public StageIterator {
         // since the last growth, so consumption is burstier than the buffer: double it. A
         // producer that is simply slower than the consumer never fills the buffer, and more
         // room would only hold more of its elements for nothing.
-        if (config_.autotune_elements && buffer_was_full_ &&
-            config_.max_elements < config_.max_elements_limit &&
-            2 * config_.max_elements * bytes_per_input_ <=
+        size_t* limit = tuned_limit();
+        if (limit != nullptr && buffer_was_full_ && *limit < tuned_limit_most() &&
+            2 * *limit * inputs_per_tuned_unit() * bytes_per_input_ <=
                 static_cast<size_t>(tuner_->byte_share())) {
-          config_.max_elements = std::min(config_.max_elements * 2, config_.max_elements_limit);
+          *limit = std::min(std::max<size_t>(*limit, 1) * 2, tuned_limit_most());
           report_buffer_limit();
           buffer_was_full_ = false;
           room_.notify_all();
@@ -111,7 +111,9 @@ class AsyncStageIterator final : public StageIterator {
         if (stats_->trace->recording()) trace(TraceSpan::kWaitItems, wait_start, waited, 0);
       }
       if (done_.empty()) return false;
-      if (outstanding_elements_ >= config_.max_elements) buffer_was_full_ = true;
+      if (outstanding_elements_ >= config_.max_elements || outstanding_tasks_ >= task_limit()) {
+        buffer_was_full_ = true;
+      }
       TaskPtr task = std::move(done_.front());
       done_.pop_front();
       if (tuner_ != nullptr) {
@@ -144,8 +146,8 @@ class AsyncStageIterator final : public StageIterator {
     writer.write_int("input_ended", input_ended_ ? 1 : 0);
     writer.write_items("buffered", buffered);
     // A tuned buffer keeps its size across a restore instead of growing again from the start.
-    if (config_.autotune_elements) {
-      writer.write_int("buffer_limit", static_cast<int64_t>(config_.max_elements));
+    if (const size_t* limit = tuned_limit()) {
+      writer.write_int("buffer_limit", static_cast<int64_t>(*limit));
     }
     if (config_.save) config_.save(writer);
     if (!input_ended_) input_.save(writer);
@@ -158,10 +160,11 @@ class AsyncStageIterator final : public StageIterator {
     cursor_ = 0;
     reader.read_items("buffered", current_);
     // A state saved without tuning, or before tuned sizes were saved, leaves the start size.
-    if (config_.autotune_elements && reader.has("buffer_limit")) {
+    size_t* limit = tuned_limit();
+    if (limit != nullptr && reader.has("buffer_limit")) {
       const auto most = static_cast<int64_t>(
-          std::min<size_t>(config_.max_elements_limit, std::numeric_limits<int64_t>::max()));
-      config_.max_elements = static_cast<size_t>(reader.read_int("buffer_limit", 1, most));
+          std::min<size_t>(tuned_limit_most(), std::numeric_limits<int64_t>::max()));
+      *limit = static_cast<size_t>(reader.read_int("buffer_limit", 1, most));
       report_buffer_limit();
     }
     if (config_.restore) config_.restore(reader);
@@ -181,13 +184,28 @@ class AsyncStageIterator final : public StageIterator {
   // The consumer's, under the lock: a tuned buffer holding more than its share of the RAM budget
   // (shares shrink as stages start) gives up the excess.
   void fit_buffer_to_share() {
-    if (!config_.autotune_elements || bytes_per_input_ == 0) return;
-    const size_t fit =
-        std::max<size_t>(1, static_cast<size_t>(tuner_->byte_share()) / bytes_per_input_);
-    if (config_.max_elements > fit) {
-      config_.max_elements = fit;
+    size_t* limit = tuned_limit();
+    if (limit == nullptr || bytes_per_input_ == 0) return;
+    const size_t fit = std::max<size_t>(1, static_cast<size_t>(tuner_->byte_share()) /
+                                               (bytes_per_input_ * inputs_per_tuned_unit()));
+    if (*limit > fit) {
+      *limit = fit;
       report_buffer_limit();
     }
+  }
+
+  // The tuned buffer limit (prefetch's elements, or the tasks of a stage a prefetch(AUTOTUNE)
+  // folded into), or null; its most, and the inputs one unit of it holds.
+  size_t* tuned_limit() {
+    return config_.autotune_elements ? &config_.max_elements
+           : config_.autotune_tasks  ? &config_.max_tasks
+                                     : nullptr;
+  }
+  size_t tuned_limit_most() const {
+    return config_.autotune_elements ? config_.max_elements_limit : config_.max_tasks_limit;
+  }
+  size_t inputs_per_tuned_unit() const {
+    return config_.autotune_tasks ? std::max<size_t>(config_.task_size, 1) : 1;
   }
 
   int parallelism() const {
@@ -209,7 +227,8 @@ class AsyncStageIterator final : public StageIterator {
   }
 
   void report_buffer_limit() {
-    const size_t limit = config_.max_elements == SIZE_MAX ? 0 : config_.max_elements;
+    const size_t shown = config_.autotune_tasks ? config_.max_tasks : config_.max_elements;
+    const size_t limit = shown == SIZE_MAX ? 0 : shown;
     stats_->buffer_limit.store(static_cast<int64_t>(limit), std::memory_order_relaxed);
   }
 
@@ -424,7 +443,7 @@ class AsyncStageIterator final : public StageIterator {
   int64_t next_index_ = 0;        // Input items pulled: the index of the next one. Feeder's, or
                                   // the consumer's while paused.
   bool started_ = false;          // Consumer only.
-  bool buffer_was_full_ = false;  // Since the autotuner last grew max_elements.
+  bool buffer_was_full_ = false;  // Since the autotuner last grew the tuned limit.
   // Stages with a tuned knob: the tuner, the bytes held (AsyncTask::bytes of the outstanding
   // tasks) and the most bytes an input item has made, and the tasks in the body.
   Autotuner* tuner_ = nullptr;

@@ -71,6 +71,10 @@ struct AsyncStageConfig {
   // that many of the largest elements seen fit the stage's share of the RAM budget.
   bool autotune_elements = false;
   size_t max_elements_limit = SIZE_MAX;
+  // The same growth for `max_tasks`, up to `max_tasks_limit`, in a stage of fixed-size tasks
+  // (a prefetch(AUTOTUNE) folded into map_and_batch): a task is one output batch.
+  bool autotune_tasks = false;
+  size_t max_tasks_limit = SIZE_MAX;
   // Transforms task.items in place (may add, drop or replace items). Runs concurrently on
   // different tasks; must not throw (errors become items).
   std::function<void(AsyncTask&)> body;

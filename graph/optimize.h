@@ -5,7 +5,8 @@
 //   - map_and_batch fusion: a parallel map followed by batch maps each batch in one task and
 //     writes the results straight into the batch;
 //   - shuffle_and_repeat fusion: shuffle(reshuffle_each_iteration) followed by repeat;
-//   - prefetch folding: a prefetch right after map_and_batch enlarges that stage's buffer.
+//   - prefetch folding: a prefetch right after map_and_batch enlarges that stage's buffer, by
+//     its size or, for AUTOTUNE, by batches tuned as the prefetch would tune its own.
 #pragma once
 
 #include "sluice/graph/options.h"

@@ -123,7 +123,8 @@ class PlanNode {
     return nullptr;
   }
   virtual PlanPtr absorb_repeat(int64_t /*count*/) const { return nullptr; }
-  virtual PlanPtr absorb_buffer(size_t /*elements*/) const { return nullptr; }
+  // A prefetch of `buffer_size` (> 0, or kAutotune) right after this stage, folded into it.
+  virtual PlanPtr absorb_buffer(int64_t /*buffer_size*/) const { return nullptr; }
   // The Options a with_options stage attaches (merged by the executor); null for any other.
   virtual const Options* attached_options() const { return nullptr; }
 

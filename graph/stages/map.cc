@@ -28,6 +28,10 @@ std::vector<std::atomic<uint64_t>*> step_pass_counters(const std::vector<MapStep
 
 namespace {
 
+// The most batches a folded prefetch(AUTOTUNE) grows to, as prefetch(AUTOTUNE)'s limit; the RAM
+// budget's share bounds them first.
+constexpr size_t kMaxTunedBatches = 1024;
+
 std::vector<BoundStep> bind_steps(const std::vector<MapStep>& steps, ExecContext& ctx,
                                   const StagePath& path) {
   std::vector<BoundStep> bound;
@@ -261,6 +265,13 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
                   settings_.extra_buffer, ctx);
   config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
   config.task_size = static_cast<size_t>(batch_size_);
+  if (settings_.tuned_buffer) {
+    // As prefetch(AUTOTUNE): untuned, one element more; tuned, from two batches on, doubling.
+    const bool autotune = *ctx.options().autotune.enabled;
+    config.autotune_tasks = autotune;
+    config.max_tasks += autotune ? 2 : 1;
+    config.max_tasks_limit = config.max_tasks + kMaxTunedBatches;
+  }
   auto shared = std::make_shared<std::vector<BoundStep>>(bind_steps(steps_, ctx, path));
   config.save = [steps = shared](StateWriter& writer) { save_steps(*steps, writer); };
   config.restore = [steps = shared](const StateReader& reader) { restore_steps(*steps, reader); };
@@ -280,16 +291,22 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
   return make_async_stage(ctx, stats, std::move(input), std::move(config));
 }
 
-PlanPtr MapAndBatchNode::absorb_buffer(size_t elements) const {
+PlanPtr MapAndBatchNode::absorb_buffer(int64_t buffer_size) const {
   MapSettings settings = settings_;
-  settings.extra_buffer += elements;
+  if (buffer_size == kAutotune) {
+    if (settings.tuned_buffer) return nullptr;
+    settings.tuned_buffer = true;
+  } else {
+    settings.extra_buffer += static_cast<size_t>(buffer_size);
+  }
   return std::make_shared<MapAndBatchNode>(input(), steps_, batch_size_, drop_remainder_, settings);
 }
 
 PlanPtr MapNode::absorb_map(const std::vector<MapStep>& steps, const MapSettings& settings) const {
   const bool alike = settings_.num_parallel_calls == settings.num_parallel_calls &&
                      settings_.deterministic == settings.deterministic &&
-                     settings_.extra_buffer == 0 && settings.extra_buffer == 0;
+                     settings_.extra_buffer == 0 && settings.extra_buffer == 0 &&
+                     !settings_.tuned_buffer && !settings.tuned_buffer;
   if (!alike) return nullptr;
   std::vector<MapStep> both = steps_;
   both.insert(both.end(), steps.begin(), steps.end());

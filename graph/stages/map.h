@@ -36,6 +36,8 @@ struct MapSettings {
   int64_t num_parallel_calls = 0;     // 0: sequential; kAutotune: tuned (graph/autotune.h).
   std::optional<bool> deterministic;  // Unset: Options::deterministic.
   size_t extra_buffer = 0;  // map_and_batch: batches a folded prefetch() adds to its buffer.
+  // map_and_batch: a folded prefetch(AUTOTUNE) adds batches to its buffer as that would grow.
+  bool tuned_buffer = false;
 };
 
 PlanPtr make_map(PlanPtr input, MapFunction function, std::optional<uint64_t> seed,
@@ -90,9 +92,11 @@ class MapAndBatchNode final : public PlanNodeOf<MapAndBatchNode> {
   }
   PlanPtr with_batch_size(int64_t batch_size) const override;
   const MapSettings& settings() const { return settings_; }
-  // A prefetch right after it enlarges its buffer instead. (A plain parallel map's tasks vary in
-  // size, so a prefetch after one stays a stage of its own and its bound stays exact.)
-  PlanPtr absorb_buffer(size_t elements) const override;
+  // A prefetch right after it enlarges its buffer instead, by its size or, for AUTOTUNE, by
+  // batches tuned as prefetch(AUTOTUNE) tunes its buffer: no stage and thread of its own between
+  // the batches and their consumer. (A plain parallel map's tasks vary in size, so a prefetch
+  // after one stays a stage of its own and its bound stays exact.)
+  PlanPtr absorb_buffer(int64_t buffer_size) const override;
   std::vector<std::atomic<uint64_t>*> pass_counters() const override {
     return step_pass_counters(steps_);
   }

@@ -28,7 +28,7 @@ class PrefetchNode final : public PlanNodeOf<PrefetchNode> {
   int64_t buffer_size() const { return buffer_size_; }
   bool is_noop() const override { return buffer_size_ == 0; }
   PlanPtr fused_with_input() const override {
-    return buffer_size_ > 0 ? input()->absorb_buffer(static_cast<size_t>(buffer_size_)) : nullptr;
+    return buffer_size_ != 0 ? input()->absorb_buffer(buffer_size_) : nullptr;
   }
 
  private:

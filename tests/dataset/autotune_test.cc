@@ -181,6 +181,45 @@ TEST(AutotuneTest, DisabledKeepsAutotuneFixed) {
   EXPECT_EQ(ints(ds, tuned(3)), range_vector(50));
 }
 
+// prefetch(AUTOTUNE) right after map_and_batch becomes that stage's own tuned buffer, with no
+// stage and feeder thread of its own: two batches to start, doubling as a prefetch's buffer does,
+// within the RAM budget. Output and resumes are those of the pipeline unfolded.
+TEST(AutotuneTest, PrefetchAutotuneFoldsIntoMapAndBatch) {
+  auto make = [] {
+    return Dataset::range(120)
+        .map(big, {.num_parallel_calls = kAutotune})
+        .batch(4)
+        .prefetch(kAutotune);
+  };
+  Iterator it = make().make_iterator(tuned(3));
+  ASSERT_EQ(it.stats().size(), 2u) << it.stats_table();
+  EXPECT_EQ(stage(it, "map_and_batch", 0).buffer_limit, 2) << it.stats_table();
+
+  constexpr int64_t kBudget = 12 * kElementBytes;  // Three batches.
+  Iterator small = make().make_iterator(tuned(3, 3, kBudget));
+  for (int64_t b = 0; b < 30; ++b) {
+    auto e = small.next();
+    ASSERT_TRUE(e.has_value()) << b;
+    ASSERT_EQ((*e)[0].data<int64_t>()[0], 4 * b);
+    // A consumer slower than the producer at first lets the buffer fill up.
+    if (b < 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GT(stage(small, "map_and_batch", 0).peak_buffered_bytes, 0) << small.stats_table();
+  EXPECT_LE(stage(small, "map_and_batch", 0).peak_buffered_bytes, kBudget) << small.stats_table();
+
+  Options unoptimized = tuned(3);
+  unoptimized.static_optimizations = false;
+  const std::vector<Element> expected = testing::collect(make(), unoptimized);
+  testing::expect_elements(testing::collect(make(), tuned(3)), expected, "folded");
+  Options off = tuned(3);
+  off.autotune.enabled = false;
+  testing::expect_elements(testing::collect(make(), off), expected, "autotune off");
+  testing::expect_resumes(make);
+  Options small_budget;
+  small_budget.autotune.ram_budget = kBudget;
+  testing::expect_resumes(make, small_budget);
+}
+
 // interleave's AUTOTUNE cycle is the CPU budget, fixed for the iterator's life.
 TEST(AutotuneTest, InterleaveCycleIsTheCpuBudget) {
   auto inner = [](const Tensor& x) {

@@ -45,6 +45,13 @@ TEST(OptimizeTest, ParallelMapThenBatchFusesAndPrefetchFolds) {
   auto ds = Dataset::range(100).map(twice, {.num_parallel_calls = 2}).batch(10).prefetch(3);
   EXPECT_EQ(stage_names(ds), (std::vector<std::string>{"range", "map_and_batch"}));
   expect_same_output_unoptimized(ds);
+  auto tuned = Dataset::range(100).map(twice, {.num_parallel_calls = kAutotune}).batch(10);
+  EXPECT_EQ(stage_names(tuned.prefetch(kAutotune)),
+            (std::vector<std::string>{"range", "map_and_batch"}));
+  expect_same_output_unoptimized(tuned.prefetch(kAutotune));
+  // A second tuned prefetch has no tuned buffer left to fold into.
+  EXPECT_EQ(stage_names(tuned.prefetch(kAutotune).prefetch(kAutotune)),
+            (std::vector<std::string>{"range", "map_and_batch", "prefetch"}));
   // A sequential map is not fused into an async stage.
   EXPECT_EQ(stage_names(Dataset::range(100).map(twice).batch(10)),
             (std::vector<std::string>{"range", "map", "batch"}));
