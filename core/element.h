@@ -102,9 +102,11 @@ class TensorList {
         size_(std::exchange(other.size_, 0)) {}
   TensorList& operator=(const TensorList&) = default;
   TensorList& operator=(TensorList&& other) noexcept {
-    first_ = std::move(other.first_);
-    rest_ = std::move(other.rest_);
-    size_ = std::exchange(other.size_, 0);
+    if (this != &other) {
+      first_ = std::move(other.first_);
+      rest_ = std::move(other.rest_);
+      size_ = std::exchange(other.size_, 0);
+    }
     return *this;
   }
 

@@ -93,7 +93,9 @@ TEST_F(TraceTest, WritesAChromeTraceOfEveryStageOnTheThreadsThatRanIt) {
     const int64_t tid = e.at("tid");
     ASSERT_TRUE(thread_names.count(tid)) << "no thread_name for tid " << tid;
     const double ts = e.at("ts");
-    if (last_ts.count(tid)) EXPECT_GE(ts, last_ts[tid]) << "spans out of order on tid " << tid;
+    if (last_ts.count(tid)) {
+      EXPECT_GE(ts, last_ts[tid]) << "spans out of order on tid " << tid;
+    }
     last_ts[tid] = ts;
     const std::string cat = e.at("cat");
     const std::string name = e.at("name");
