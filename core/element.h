@@ -82,6 +82,7 @@ class ElementOrigin {
 class TensorList {
  public:
   TensorList() = default;
+  explicit TensorList(Tensor only) : first_(std::move(only)), size_(1) {}
   TensorList(std::initializer_list<Tensor> tensors) {
     reserve(tensors.size());
     for (const Tensor& t : tensors) push_back(t);
@@ -144,6 +145,8 @@ class Element {
 
   Element() = default;
   Element(std::initializer_list<Tensor> components) : components_(components) {}
+  // One component, moved in (braces would copy it from the initializer list).
+  explicit Element(Tensor only) : components_(std::move(only)) {}
   explicit Element(std::vector<Tensor> components) : components_(std::move(components)) {}
   explicit Element(TensorList components) : components_(std::move(components)) {}
   // Named components, in order: Element{{"image", image}, {"label", label}}.

@@ -116,39 +116,6 @@ Tensor Tensor::uninitialized(DType dtype, Shape shape) {
   return t;
 }
 
-Tensor::Tensor(const Tensor& other)
-    : shape_(other.shape_), dtype_(other.dtype_), buffer_(other.buffer_), offset_(other.offset_) {
-  if (buffer_) {
-    buffer_->ref();
-  } else {
-    std::memcpy(inline_, other.inline_, kInlineBytes);
-  }
-}
-
-Tensor::Tensor(Tensor&& other) noexcept
-    : shape_(other.shape_), dtype_(other.dtype_), buffer_(other.buffer_), offset_(other.offset_) {
-  std::memcpy(inline_, other.inline_, kInlineBytes);
-  other.buffer_ = nullptr;
-}
-
-Tensor& Tensor::operator=(const Tensor& other) {
-  if (this != &other) *this = Tensor(other);
-  return *this;
-}
-
-Tensor& Tensor::operator=(Tensor&& other) noexcept {
-  if (this != &other) {
-    release();
-    shape_ = other.shape_;
-    dtype_ = other.dtype_;
-    buffer_ = other.buffer_;
-    offset_ = other.offset_;
-    std::memcpy(inline_, other.inline_, kInlineBytes);
-    other.buffer_ = nullptr;
-  }
-  return *this;
-}
-
 Tensor Tensor::from_external(DType dtype, Shape shape, void* data, std::function<void()> release) {
   if (dtype == DType::kString) {
     throw InvalidArgument("from_external: string tensors cannot wrap external memory");

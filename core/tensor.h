@@ -20,6 +20,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/dtype.h"
@@ -132,27 +134,59 @@ class StringElements {
 
 class Tensor {
  public:
-  // A float32 scalar holding 0.
-  Tensor() : Tensor(DType::kFloat32, Shape{}) {}
+  // A float32 scalar holding 0 (the members' defaults).
+  Tensor() = default;
   // Zero-filled numbers, or empty strings.
   Tensor(DType dtype, Shape shape);
   // Numbers left unset, for code that then writes every element (strings are empty); saves
   // filling a large tensor twice.
   static Tensor uninitialized(DType dtype, Shape shape);
 
-  Tensor(const Tensor& other);
-  Tensor(Tensor&& other) noexcept;
-  Tensor& operator=(const Tensor& other);
-  Tensor& operator=(Tensor&& other) noexcept;
+  // Copies share the buffer (or copy the inline value); moves take it. Inline here, as every
+  // element of a pipeline is moved several times between its stages.
+  Tensor(const Tensor& other)
+      : shape_(other.shape_), dtype_(other.dtype_), buffer_(other.buffer_), offset_(other.offset_) {
+    if (buffer_) buffer_->ref();
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+  }
+  Tensor(Tensor&& other) noexcept
+      : shape_(other.shape_), dtype_(other.dtype_), buffer_(other.buffer_), offset_(other.offset_) {
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+    other.buffer_ = nullptr;
+  }
+  Tensor& operator=(const Tensor& other) {
+    if (this != &other) *this = Tensor(other);
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      release();
+      shape_ = other.shape_;
+      dtype_ = other.dtype_;
+      buffer_ = other.buffer_;
+      offset_ = other.offset_;
+      std::memcpy(inline_, other.inline_, kInlineBytes);
+      other.buffer_ = nullptr;
+    }
+    return *this;
+  }
   ~Tensor() {
     if (buffer_) buffer_->unref();
   }
 
   template <class T>
   static Tensor scalar(T value) {
-    Tensor t(kDTypeOf<T>, Shape{});
-    *t.data<T>() = std::move(value);
-    return t;
+    if constexpr (std::is_trivially_copyable_v<T> && sizeof(T) <= kInlineBytes) {
+      // A number is written straight into the inline bytes.
+      Tensor t;
+      t.dtype_ = kDTypeOf<T>;
+      std::memcpy(t.inline_, &value, sizeof(T));
+      return t;
+    } else {
+      Tensor t(kDTypeOf<T>, Shape{});
+      *t.data<T>() = std::move(value);
+      return t;
+    }
   }
   static Tensor scalar(std::string_view value) { return scalar(std::string(value)); }
   static Tensor scalar(const char* value) { return scalar(std::string(value)); }

@@ -413,7 +413,7 @@ class Dataset {
   explicit Dataset(PlanPtr plan) : plan_(std::move(plan)) {}
 
   static Element to_element(Element e) { return e; }
-  static Element to_element(Tensor t) { return Element{std::move(t)}; }
+  static Element to_element(Tensor t) { return Element(std::move(t)); }
   static const Tensor& only_component(const Element& e);
 
   template <class F>

@@ -21,7 +21,7 @@ class FixedLengthReader final : public FileReader {
   bool next(Item& out) override {
     Tensor record(DType::kString, Shape{});
     if (!records_.read(*record.data<std::string>())) return false;
-    out.element = Element{std::move(record)};
+    out.element = Element(std::move(record));
     out.element.set_origin(ElementOrigin(source_, records_.record_index() - 1));
     return true;
   }

@@ -20,7 +20,7 @@ class TextLineReader final : public FileReader {
   bool next(Item& out) override {
     Tensor line(DType::kString, Shape{});
     if (!lines_.read_line(*line.data<std::string>())) return false;
-    out.element = Element{std::move(line)};
+    out.element = Element(std::move(line));
     out.element.set_origin(ElementOrigin::line(source_, lines_.line_number()));
     return true;
   }

@@ -94,7 +94,7 @@ class TFRecordSource final : public ElementSource {
       reader_->seek(offset, record);
       Tensor next(DType::kString, Shape{});
       if (reader_->read(*next.data<std::string>())) {
-        pending_.emplace(Element{std::move(next)});
+        pending_.emplace(Element(std::move(next)));
         pending_->set_origin(ElementOrigin(source_, record));
       }
       pending_offset_ = offset;

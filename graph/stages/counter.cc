@@ -51,8 +51,8 @@ class CounterNode final : public PlanNodeOf<CounterNode> {
   Element at(int64_t index) const {
     const uint64_t v =
         static_cast<uint64_t>(start_) + static_cast<uint64_t>(index) * static_cast<uint64_t>(step_);
-    if (dtype_ == DType::kInt32) return Element{Tensor::scalar<int32_t>(static_cast<int32_t>(v))};
-    return Element{Tensor::scalar<int64_t>(static_cast<int64_t>(v))};
+    if (dtype_ == DType::kInt32) return Element(Tensor::scalar<int32_t>(static_cast<int32_t>(v)));
+    return Element(Tensor::scalar<int64_t>(static_cast<int64_t>(v)));
   }
 
   int64_t start_;

@@ -40,7 +40,7 @@ class RandomNode final : public PlanNodeOf<RandomNode> {
       bool next_internal(Chunk& out, size_t max) override {
         const size_t n = std::min(max, kMaxChunk);
         for (size_t i = 0; i < n; ++i, ++index_) {
-          out.push_back(Item{Element{Tensor::scalar<int64_t>(value(index_))}, nullptr});
+          out.push_back(Item{Element(Tensor::scalar<int64_t>(value(index_))), nullptr});
         }
         return true;
       }

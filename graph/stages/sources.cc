@@ -38,7 +38,7 @@ class RangeNode final : public PlanNodeOf<RangeNode> {
   }
   bool has_element_at() const override { return true; }
   Element element_at(int64_t index) const override {
-    return Element{Tensor::scalar<int64_t>(value(index))};
+    return Element(Tensor::scalar<int64_t>(value(index)));
   }
 
   std::unique_ptr<StageIterator> make_iterator(ExecContext& ctx,
@@ -53,7 +53,7 @@ class RangeNode final : public PlanNodeOf<RangeNode> {
         if (index_ == total_) return false;
         const int64_t n = std::min<int64_t>(total_ - index_, static_cast<int64_t>(max));
         for (int64_t i = 0; i < n; ++i, ++index_) {
-          out.push_back(Item{Element{Tensor::scalar<int64_t>(node_.value(index_))}, nullptr});
+          out.push_back(Item{Element(Tensor::scalar<int64_t>(node_.value(index_))), nullptr});
         }
         return true;
       }

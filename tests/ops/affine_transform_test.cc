@@ -247,7 +247,7 @@ TEST(AffineWarpKernels, Avx2MatchesTheBaselineBitForBit) {
   Random random(7, 0);
   int checked = 0;
   for (const int64_t c : {1, 2, 3, 4}) {
-    for (const auto [h, w] : {std::pair<int64_t, int64_t>{37, 53}, {16, 16}, {5, 130}}) {
+    for (const auto& [h, w] : {std::pair<int64_t, int64_t>{37, 53}, {16, 16}, {5, 130}}) {
       std::vector<uint8_t> u8(static_cast<size_t>(h * w * c));
       std::vector<float> f32(u8.size());
       for (size_t i = 0; i < u8.size(); ++i) {
