@@ -372,6 +372,9 @@ class AsyncStageIterator final : public StageIterator {
       auto task = std::make_shared<AsyncTask>();
       task->sequence = sequence;
       task->first_index = next_index_;
+      // Room for the task at once (up to a bound, for huge batches of an input that may end
+      // sooner): a chunk grown one doubling at a time moves each item twice on average.
+      task->items.reserve(std::min<size_t>(want, 4096));
       bool more = true;
       const auto pull_start = Clock::now();
       while (more && task->items.size() < want && !halted()) {
