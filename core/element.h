@@ -85,7 +85,6 @@ class Element {
   // One component, moved in (braces would copy it from the initializer list).
   explicit Element(Tensor only) : components_(std::move(only)) {}
   explicit Element(std::vector<Tensor> components) : components_(std::move(components)) {}
-  explicit Element(TensorList components) : components_(std::move(components)) {}
   // Named components, in order: Element{{"image", image}, {"label", label}}.
   Element(std::initializer_list<std::pair<std::string, Tensor>> named);
   // Components with the names of another element (shared, not copied). REQUIRES: the sizes agree.

@@ -346,7 +346,7 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   const bool stat_again = size_ == 0 || ::fstat(fd, &st) == 0;
   ::close(fd);
   identity_ = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-               static_cast<uint64_t>(st.st_size), nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)};
+               static_cast<uint64_t>(st.st_size), nanoseconds(st.st_ctim)};
   // Without the second look the identity may be older than the mapping: never call it unchanged.
   if (!stat_again) identity_.ctime_ns = std::numeric_limits<int64_t>::max();
 }

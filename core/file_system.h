@@ -64,8 +64,7 @@ struct FileIdentity {
   uint64_t device = 0;
   uint64_t inode = 0;
   uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  int64_t ctime_ns = 0;
+  int64_t ctime_ns = 0;  // Any write, truncation or change of mtime sets it to now.
   auto operator<=>(const FileIdentity&) const = default;
 };
 

@@ -403,9 +403,7 @@ void SnapshotReader::seek(const SnapshotPosition& p) {
   if (p.shard != shard_) {
     file_.reset();
   } else if (p.element != element_) {
-    // Records are remembered by their index, which a reader knows for certain only walking a
-    // shard from its start.
-    checked_.reset();
+    checked_.reset();  // As open_shard() says.
   }
   shard_ = p.shard;
   element_ = p.element;
@@ -431,7 +429,9 @@ void SnapshotReader::open_shard() {
   if (compression != metadata_.compression) {
     in.fail_at(12, "a compression other than the metadata's");
   }
-  if (element_ == 0) checked_ = checked_records(*file, meta.elements);
+  // Records are remembered by their index, which a reader knows for certain only walking a shard
+  // from its start.
+  checked_ = element_ == 0 ? checked_records(*file, meta.elements) : nullptr;
   file_ = std::move(file);
 }
 

@@ -83,6 +83,10 @@ struct AsyncStageConfig {
   std::function<void(const StateReader&)> restore;
 };
 
+// The most a tuned buffer grows to (prefetch(AUTOTUNE)'s elements, or the batches one adds to a
+// map_and_batch it folded into); the RAM budget's share bounds it first.
+inline constexpr size_t kTunedBufferLimit = 1024;
+
 // The name of every feeder thread (at most 15 characters, Linux's limit).
 inline constexpr char kFeederThreadName[] = "sluice-feeder";
 

@@ -28,10 +28,6 @@ std::vector<std::atomic<uint64_t>*> step_pass_counters(const std::vector<MapStep
 
 namespace {
 
-// The most batches a folded prefetch(AUTOTUNE) grows to, as prefetch(AUTOTUNE)'s limit; the RAM
-// budget's share bounds them first.
-constexpr size_t kMaxTunedBatches = 1024;
-
 std::vector<BoundStep> bind_steps(const std::vector<MapStep>& steps, ExecContext& ctx,
                                   const StagePath& path) {
   std::vector<BoundStep> bound;
@@ -270,7 +266,7 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
     const bool autotune = *ctx.options().autotune.enabled;
     config.autotune_tasks = autotune;
     config.max_tasks += autotune ? 2 : 1;
-    config.max_tasks_limit = config.max_tasks + kMaxTunedBatches;
+    config.max_tasks_limit = config.max_tasks + kTunedBufferLimit;
   }
   auto shared = std::make_shared<std::vector<BoundStep>>(bind_steps(steps_, ctx, path));
   config.save = [steps = shared](StateWriter& writer) { save_steps(*steps, writer); };

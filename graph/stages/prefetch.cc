@@ -7,7 +7,6 @@ namespace sluice {
 
 namespace {
 constexpr size_t kAutotuneInitial = 16;
-constexpr size_t kAutotuneLimit = 1024;
 }  // namespace
 
 // The stage is an AsyncStage (graph/async_stage.h) whose body does nothing: its saved state is
@@ -28,7 +27,7 @@ std::unique_ptr<StageIterator> PrefetchNode::make_iterator(ExecContext& ctx,
     const bool autotune = *ctx.options().autotune.enabled;
     config.max_elements = autotune ? kAutotuneInitial : 1;
     config.autotune_elements = autotune;
-    config.max_elements_limit = kAutotuneLimit;
+    config.max_elements_limit = kTunedBufferLimit;
   } else {
     config.max_elements = static_cast<size_t>(buffer_size_);
   }

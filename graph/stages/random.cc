@@ -39,7 +39,6 @@ class RandomNode final : public PlanNodeOf<RandomNode> {
      protected:
       bool next_internal(Chunk& out, size_t max) override {
         const size_t n = std::min(max, kMaxChunk);
-        out.reserve(out.size() + n);
         for (size_t i = 0; i < n; ++i, ++index_) {
           out.push_back(Item{Element(Tensor::scalar<int64_t>(value(index_))), nullptr});
         }

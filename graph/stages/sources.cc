@@ -52,7 +52,6 @@ class RangeNode final : public PlanNodeOf<RangeNode> {
       bool next_internal(Chunk& out, size_t max) override {
         if (index_ == total_) return false;
         const int64_t n = std::min<int64_t>(total_ - index_, static_cast<int64_t>(max));
-        out.reserve(out.size() + static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i, ++index_) {
           out.push_back(Item{Element(Tensor::scalar<int64_t>(node_.value(index_))), nullptr});
         }

@@ -281,6 +281,7 @@ TEST_F(SnapshotTest, RecordsAreCheckedOncePerProcessWhileTheFileStaysAsItWas) {
     return Tensor::from_vector(std::vector<float>(100, static_cast<float>(x.item<int64_t>())));
   });
   ds.save(path("saved"));
+  ds.save(path("sharded"), "", [](const Element& e) { return e[0].data<float>()[0] >= 5 ? 1 : 0; });
   // A file changed within the last second may change again within its timestamp's tick, unseen:
   // it is checked on every read.
   EXPECT_EQ(read_counting_checks(path("saved")).first, 10);
@@ -291,6 +292,23 @@ TEST_F(SnapshotTest, RecordsAreCheckedOncePerProcessWhileTheFileStaysAsItWas) {
   EXPECT_EQ(read_counting_checks(path("saved")).first, 0) << "checked again, unchanged";
   // A reader that starts mid-shard does not know the records' indices for certain: it checks.
   EXPECT_EQ(read_counting_checks(path("saved"), 6), std::make_pair(4, 6.f));
+  // So does one that leaves a checked shard for the middle of another.
+  EXPECT_EQ(read_counting_checks(path("sharded")).first, 10);
+  SnapshotReader skipping(path("sharded"));
+  for (int i = 0; i < 7; ++i) skipping.next();  // Shard 0 holds 0-4: this is shard 1's third.
+  int checks = 0;
+  SnapshotReader jumping(path("sharded"));
+  jumping.set_checksum([&checks](std::string_view body) {
+    ++checks;
+    return crc32c(body);
+  });
+  for (int i = 0; i < 2; ++i) jumping.next();
+  EXPECT_EQ(checks, 0) << "shard 0 read again";
+  jumping.seek(skipping.position());
+  EXPECT_EQ((*jumping.next())[0].data<float>()[0], 7.f);
+  while (jumping.next()) {
+  }
+  EXPECT_EQ(checks, 3);
 
   // Changed in place, same inode and size: checked anew, and the change is found.
   const std::string shard = snapshot_shard_path(path("saved"), 0);
