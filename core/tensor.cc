@@ -57,6 +57,25 @@ Buffer* Buffer::allocate_packed_strings(int64_t count, size_t bytes) {
   return buffer;
 }
 
+Buffer* Buffer::allocate_string_views_into(int64_t count, Buffer* owner) {
+  Buffer* buffer = allocate_packed_strings(count, 0);
+  // Views of views point into the first owner's bytes: hold that one.
+  Buffer* root = owner->bytes_owner_ != nullptr ? owner->bytes_owner_ : owner;
+  root->ref();
+  buffer->bytes_owner_ = root;
+  return buffer;
+}
+
+bool Buffer::holds_packed_bytes(const char* p, size_t n) const {
+  const Buffer* root = bytes_owner_ != nullptr ? bytes_owner_ : this;
+  if (!root->packed_) return false;
+  // As integers: comparing pointers into different objects is unspecified.
+  const auto begin = reinterpret_cast<uintptr_t>(root->packed_bytes_);
+  const auto end = reinterpret_cast<uintptr_t>(root->data_) + root->bytes_;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  return at >= begin && at <= end && n <= end - at;
+}
+
 std::string* Buffer::materialized_strings() {
   std::string* strings = materialized_.load(std::memory_order_acquire);
   if (strings != nullptr) return strings;
@@ -86,6 +105,7 @@ void Buffer::destroy() {
     delete release_;
   } else if (packed_) {
     delete[] materialized_.load(std::memory_order_acquire);  // The views need no destruction.
+    if (bytes_owner_ != nullptr) bytes_owner_->unref();
   } else if (dtype_ == DType::kString) {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
@@ -145,6 +165,25 @@ Tensor Tensor::from_string_views(std::span<const std::string_view> values, Shape
     views[i] = std::string_view(out, values[i].size());
     out += values[i].size();
   }
+  return t;
+}
+
+Tensor Tensor::from_string_views_of(const Tensor& source, std::span<const std::string_view> values,
+                                    Shape shape) {
+  internal::Buffer* owner = source.buffer_;
+  const bool shareable = source.dtype_ == DType::kString && owner != nullptr &&
+                         owner->packed_strings() &&
+                         shape.num_elements() == static_cast<int64_t>(values.size()) &&
+                         std::all_of(values.begin(), values.end(), [&](std::string_view v) {
+                           return v.empty() || owner->holds_packed_bytes(v.data(), v.size());
+                         });
+  if (!shareable) return from_string_views(values, shape);
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = DType::kString;
+  t.buffer_ =
+      internal::Buffer::allocate_string_views_into(static_cast<int64_t>(values.size()), owner);
+  std::copy(values.begin(), values.end(), static_cast<std::string_view*>(t.buffer_->data()));
   return t;
 }
 

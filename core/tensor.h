@@ -45,11 +45,17 @@ class Buffer {
   // Packed strings: `count` std::string_views followed by `bytes` bytes for them to point into,
   // in one allocation. data() is the views, packed_bytes() the bytes; the caller fills both.
   static Buffer* allocate_packed_strings(int64_t count, size_t bytes);
+  // Packed strings without bytes of their own: `count` views, for the caller to point into the
+  // bytes of `owner`, a packed buffer, which this one keeps alive.
+  static Buffer* allocate_string_views_into(int64_t count, Buffer* owner);
 
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   bool packed_strings() const { return packed_; }
   char* packed_bytes() const { return packed_bytes_; }
+  // Whether [p, p + n) lies in the bytes a packed buffer's views point into (its own, or those of
+  // the buffer it was made into).
+  bool holds_packed_bytes(const char* p, size_t n) const;
   // A packed buffer's elements as std::strings, made once on first call (thread-safe: concurrent
   // first calls agree on one array). Later writes through it are what every reader then sees.
   std::string* materialized_strings();
@@ -74,6 +80,7 @@ class Buffer {
   void* data_ = nullptr;
   std::function<void()>* release_ = nullptr;  // Only for external buffers.
   char* packed_bytes_ = nullptr;              // Only for packed strings.
+  Buffer* bytes_owner_ = nullptr;             // Packed views into another buffer's bytes.
   std::atomic<std::string*> materialized_{nullptr};
 };
 
@@ -207,6 +214,13 @@ class Tensor {
   static Tensor from_string_views(std::span<const std::string_view> values) {
     return from_string_views(values, Shape{static_cast<int64_t>(values.size())});
   }
+  // As from_string_views, for `values` cut from the elements of `source` (views from
+  // source.strings(), or parts of them: the fields of serialized records). When source is packed
+  // and every value lies in its bytes, the tensor shares those bytes instead of copying them and
+  // keeps them alive; packed bytes are never written after they are made, so the views stay true.
+  // Otherwise the values are copied.
+  static Tensor from_string_views_of(const Tensor& source, std::span<const std::string_view> values,
+                                     Shape shape);
 
   // Wraps memory the caller owns without copying; `release` runs once no tensor refers to it.
   // REQUIRES: `dtype` is numeric and `data` holds shape.num_elements() values of it.

@@ -5,6 +5,7 @@
 #include "sluice/formats/example.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -60,6 +61,25 @@ std::vector<PreparedFeature> prepare(const FeatureSpec& spec, const ParseNames& 
   return out;
 }
 
+// The index in `features` (sorted by key: they come from a std::map) of the one named `key`, or
+// features.size(). A spec names a few features, and records hold a few more whose keys mostly
+// differ in length: comparing lengths first skips most byte comparisons.
+size_t find_feature(const std::vector<PreparedFeature>& features, std::string_view key) {
+  constexpr size_t kLinearScanMax = 16;
+  if (features.size() <= kLinearScanMax) {
+    for (size_t i = 0; i < features.size(); ++i) {
+      const std::string_view k = features[i].key;
+      if (k.size() == key.size() && std::memcmp(k.data(), key.data(), key.size()) == 0) return i;
+    }
+    return features.size();
+  }
+  const auto it =
+      std::lower_bound(features.begin(), features.end(), key,
+                       [](const PreparedFeature& f, std::string_view k) { return f.key < k; });
+  return it != features.end() && it->key == key ? static_cast<size_t>(it - features.begin())
+                                                : features.size();
+}
+
 // Finds, for each spec feature, the serialized Feature in the Features message at field 1 of a
 // record (features not in the spec are skipped without decoding). Duplicate keys and repeated
 // Features fields merge as protobuf does: the last occurrence wins.
@@ -67,18 +87,14 @@ bool scan_features(std::string_view record, const std::vector<PreparedFeature>& 
                    std::vector<std::string_view>& found, std::vector<char>& present) {
   std::fill(present.begin(), present.end(), 0);
   return for_each_message_field(record, 1, [&](std::string_view features_message) {
-    return for_each_map_entry(
-        features_message, 1, [&](std::string_view key, std::string_view value) {
-          // `features` is sorted by key (it comes from a std::map).
-          const auto it = std::lower_bound(
-              features.begin(), features.end(), key,
-              [](const PreparedFeature& f, std::string_view k) { return f.key < k; });
-          if (it != features.end() && it->key == key) {
-            const size_t i = static_cast<size_t>(it - features.begin());
-            found[i] = value;
-            present[i] = 1;
-          }
-        });
+    return for_each_map_entry(features_message, 1,
+                              [&](std::string_view key, std::string_view value) {
+                                const size_t i = find_feature(features, key);
+                                if (i < features.size()) {
+                                  found[i] = value;
+                                  present[i] = 1;
+                                }
+                              });
   });
 }
 
@@ -103,29 +119,18 @@ std::vector<T>& values_of(FeatureOutput& out) {
     return out.strings;
 }
 
-Tensor var_len_values(DType dtype, FeatureOutput& out) {
-  return visit_value_type(dtype, [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    std::vector<T>& values = values_of<T>(out);
-    if constexpr (std::is_same_v<T, std::string_view>) {
-      return Tensor::from_string_views(values);
-    } else {
-      return Tensor::from_vector(values);
-    }
-  });
-}
-
 }  // namespace
 
 FeaturesParser::FeaturesParser(const FeatureSpec& spec, size_t batch, int64_t base,
-                               ParseNames names)
+                               ParseNames names, const Tensor* records)
     : names_(names),
       features_(prepare(spec, names)),
       outputs_(features_.size()),
       found_(features_.size()),
       present_(features_.size()),
       batch_(batch),
-      base_(base) {
+      base_(base),
+      records_(records) {
   for (size_t i = 0; i < features_.size(); ++i) {
     const PreparedFeature& f = features_[i];
     if (f.fixed && f.dtype == DType::kString) {
@@ -164,7 +169,7 @@ Element FeaturesParser::finish(bool single) {
     const PreparedFeature& f = features_[i];
     FeatureOutput& out = outputs_[i];
     if (f.fixed && f.dtype == DType::kString) {
-      components.push_back(Tensor::from_string_views(
+      components.push_back(strings_tensor(
           out.fixed_strings, single ? f.shape : f.shape.prepend(static_cast<int64_t>(batch_))));
       names->emplace_back(f.key);
       continue;
@@ -174,7 +179,15 @@ Element FeaturesParser::finish(bool single) {
       names->emplace_back(f.key);
       continue;
     }
-    components.push_back(var_len_values(f.dtype, out));
+    components.push_back(visit_value_type(f.dtype, [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const std::vector<T>& values = values_of<T>(out);
+      if constexpr (std::is_same_v<T, std::string_view>) {
+        return strings_tensor(values, Shape{static_cast<int64_t>(values.size())});
+      } else {
+        return Tensor::from_vector(values);
+      }
+    }));
     names->emplace_back(f.key);
     if (!single) {
       components.push_back(Tensor::from_vector(out.row_lengths));
@@ -182,6 +195,11 @@ Element FeaturesParser::finish(bool single) {
     }
   }
   return Element(std::move(components), std::move(names));
+}
+
+Tensor FeaturesParser::strings_tensor(std::span<const std::string_view> values, Shape shape) const {
+  if (records_ != nullptr) return Tensor::from_string_views_of(*records_, values, shape);
+  return Tensor::from_string_views(values, shape);
 }
 
 void FeaturesParser::malformed(const PreparedFeature& f, int64_t record) const {
@@ -252,10 +270,13 @@ void FeaturesParser::add_var_len(const PreparedFeature& f, FeatureOutput& out, b
 
 namespace {
 
-template <class S>
-Element parse_batch(std::span<const S> serialized, const FeatureSpec& spec, int64_t base) {
-  example_wire::FeaturesParser parser(spec, serialized.size(), base, example_wire::kExampleNames);
-  for (size_t b = 0; b < serialized.size(); ++b) parser.add(b, serialized[b]);
+template <class Records>
+Element parse_batch(const Records& serialized, const FeatureSpec& spec, int64_t base,
+                    const Tensor* records = nullptr) {
+  example_wire::FeaturesParser parser(spec, static_cast<size_t>(serialized.size()), base,
+                                      example_wire::kExampleNames, records);
+  size_t b = 0;
+  for (std::string_view record : serialized) parser.add(b++, record);
   return parser.finish(false);
 }
 
@@ -276,6 +297,15 @@ Element parse_example(std::span<const std::string> serialized, const FeatureSpec
 Element parse_example(std::span<const std::string_view> serialized, const FeatureSpec& spec,
                       int64_t record_index_base) {
   return parse_batch(serialized, spec, record_index_base);
+}
+
+Element parse_example(const Tensor& serialized, const FeatureSpec& spec,
+                      int64_t record_index_base) {
+  if (serialized.dtype() != DType::kString || serialized.rank() != 1) {
+    throw InvalidArgument(str_cat("parse_example: serialized must be a vector of strings, got ",
+                                  dtype_name(serialized.dtype()), serialized.shape()));
+  }
+  return parse_batch(serialized.strings(), spec, record_index_base, &serialized);
 }
 
 }  // namespace sluice

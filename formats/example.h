@@ -63,6 +63,11 @@ Element parse_example(std::span<const std::string> serialized, const FeatureSpec
                       int64_t record_index_base = 0);
 Element parse_example(std::span<const std::string_view> serialized, const FeatureSpec& spec,
                       int64_t record_index_base = 0);
+// As above, for a string vector of records as batch() gives them (packed): the string values of
+// the result share the records' bytes instead of copying them, and keep them alive. Throws
+// InvalidArgument unless `serialized` is a vector of strings.
+Element parse_example(const Tensor& serialized, const FeatureSpec& spec,
+                      int64_t record_index_base = 0);
 
 // The suffix of the row-lengths component parse_example adds for a VarLenFeature.
 inline constexpr std::string_view kRowLengthsSuffix = "/row_lengths";

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -33,6 +34,11 @@ class WireReader {
   bool done() const { return p_ >= end_; }
 
   bool varint(uint64_t& value) {
+    // Tags, lengths of short fields and small numbers are one byte.
+    if (p_ < end_ && *p_ < 0x80) {
+      value = *p_++;
+      return true;
+    }
     uint64_t v = 0;
     for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
       const uint8_t byte = *p_++;
@@ -357,8 +363,11 @@ struct FeatureOutput {
 // The records must outlive finish().
 class FeaturesParser {
  public:
-  // Record b of the batch is record base + b in messages. Throws InvalidArgument for a bad spec.
-  FeaturesParser(const FeatureSpec& spec, size_t batch, int64_t base, ParseNames names);
+  // Record b of the batch is record base + b in messages. `records`, when given, is the string
+  // tensor the records are views of: string values then share its bytes where it allows (see
+  // Tensor::from_string_views_of) rather than being copied. Throws InvalidArgument for a bad spec.
+  FeaturesParser(const FeatureSpec& spec, size_t batch, int64_t base, ParseNames names,
+                 const Tensor* records = nullptr);
 
   // Parses record b. Throws InvalidArgument naming the record (and key) on bad input.
   void add(size_t b, std::string_view serialized);
@@ -373,6 +382,9 @@ class FeaturesParser {
   void add_var_len(const PreparedFeature& f, FeatureOutput& out, bool present,
                    const FeatureView& view, int64_t record) const;
 
+  // String values as a tensor of `shape`: sharing records_' bytes, or copied.
+  Tensor strings_tensor(std::span<const std::string_view> values, Shape shape) const;
+
   ParseNames names_;
   std::vector<PreparedFeature> features_;
   std::vector<FeatureOutput> outputs_;
@@ -380,6 +392,7 @@ class FeaturesParser {
   std::vector<char> present_;
   size_t batch_;
   int64_t base_;
+  const Tensor* records_;
 };
 
 }  // namespace sluice::example_wire

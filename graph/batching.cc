@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "sluice/core/strings.h"
 
@@ -157,12 +159,24 @@ Element stack(std::span<const T> batch, int64_t first_index, const PaddingSpec* 
       }
     }
     const Shape row = padding ? padded_shape(batch, c, *padding, first_index) : head.shape();
+    if (padding == nullptr && head.dtype() == DType::kString) {
+      // Packed: one allocation and one copy of the bytes for the whole batch, not one std::string
+      // per value; ops that cut fields out of the values can then share them.
+      std::vector<std::string_view> views;
+      views.reserve(static_cast<size_t>(size * row.num_elements()));
+      for (const T& e : batch) {
+        const StringElements values = element_of(e)[c].strings();
+        views.insert(views.end(), values.begin(), values.end());
+      }
+      out.push_back(Tensor::from_string_views(views, row.prepend(size)));
+      continue;
+    }
     // Without padding every row is copied in below, so a numeric batch starts unset.
     Tensor stacked = padding ? Tensor(head.dtype(), row.prepend(size))
                              : Tensor::uninitialized(head.dtype(), row.prepend(size));
     if (padding) fill_padding(stacked, *padding, c);
     const int64_t row_elements = row.num_elements();
-    if (padding == nullptr && head.dtype() != DType::kString) {
+    if (padding == nullptr) {
       // The common case: one memcpy per element.
       const size_t row_bytes = head.byte_size();
       auto* dst = static_cast<char*>(stacked.raw_data());

@@ -149,8 +149,7 @@ Element parse(const Tensor& serialized, const FeatureSpec& spec, bool single) {
     throw InvalidArgument(
         str_cat("parse_example: serialized must be a vector of records, got ", serialized.shape()));
   }
-  std::vector<std::string_view> views(records.begin(), records.end());
-  return parse_example(std::span<const std::string_view>(views), spec);
+  return parse_example(serialized, spec);
 }
 
 }  // namespace

@@ -205,6 +205,52 @@ TEST(PackedStringsTest, EqualCloneAndPrintLikeStdStringTensors) {
   EXPECT_EQ(empty.strings().size(), 0);
 }
 
+TEST(PackedStringsTest, ViewsOfAPackedTensorShareItsBytesAndKeepThemAlive) {
+  const std::vector<std::string_view> records = {"key=alpha;", "key=beta;", "key=;"};
+  Tensor source = Tensor::from_string_views(records);
+  const StringElements s = source.strings();
+  const std::vector<std::string_view> fields = {s[0].substr(4, 5), s[1].substr(4, 4),
+                                                s[2].substr(4, 0), s[1]};
+  const char* beta = fields[1].data();
+  Tensor shared = Tensor::from_string_views_of(source, fields, Shape{2, 2});
+  EXPECT_EQ(shared.shape(), Shape({2, 2}));
+  EXPECT_EQ(shared.strings()[1].data(), beta);  // Not copied.
+  // Views of the shared tensor hold the same bytes, which outlive both tensors they came from.
+  Tensor twice = Tensor::from_string_views_of(
+      shared, std::vector<std::string_view>{shared.strings()[1].substr(1)}, Shape{});
+  EXPECT_EQ(twice.strings()[0].data(), beta + 1);
+  source = Tensor();
+  shared = Tensor();
+  EXPECT_EQ(twice.item<std::string>(), "eta");
+  // A write through the std::string API changes that tensor's copy only, as for any packed one.
+  twice.data<std::string>()[0] = "changed";
+  EXPECT_EQ(twice.strings()[0], "changed");
+  EXPECT_EQ(std::string_view(beta + 1, 3), "eta");
+}
+
+TEST(PackedStringsTest, ViewsThatCannotBeSharedAreCopied) {
+  const Tensor packed = Tensor::from_string_views(std::vector<std::string_view>{"alpha", "beta"});
+  const std::string outside = "outside";
+  // A value outside the source's bytes makes the whole tensor a copy.
+  const std::vector<std::string_view> mixed = {packed.strings()[0], outside};
+  const Tensor copied = Tensor::from_string_views_of(packed, mixed, Shape{2});
+  EXPECT_NE(copied.strings()[0].data(), packed.strings()[0].data());
+  EXPECT_EQ(copied.strings()[1], "outside");
+  // So do the values of a std::string tensor (writable in place) and of a packed tensor whose
+  // std::strings were made (views of those, not of its bytes).
+  const Tensor plain = Tensor::from_strings({"gamma"});
+  const std::vector<std::string_view> of_plain = {plain.strings()[0]};
+  EXPECT_NE(Tensor::from_string_views_of(plain, of_plain, Shape{}).strings()[0].data(),
+            plain.strings()[0].data());
+  const Tensor materialized = Tensor::from_string_views(std::vector<std::string_view>{"delta"});
+  (void)materialized.data<std::string>();
+  const std::vector<std::string_view> of_materialized = {materialized.strings()[0]};
+  const Tensor copy = Tensor::from_string_views_of(materialized, of_materialized, Shape{});
+  EXPECT_NE(copy.strings()[0].data(), materialized.strings()[0].data());
+  EXPECT_EQ(copy.item<std::string>(), "delta");
+  EXPECT_THROW(Tensor::from_string_views_of(packed, mixed, Shape{3}), InvalidArgument);
+}
+
 TEST(PackedStringsTest, ConcurrentFirstStdStringAccessAgrees) {
   std::vector<std::string> values;
   for (int i = 0; i < 1000; ++i) values.emplace_back(static_cast<size_t>(i % 50), 'a' + i % 26);

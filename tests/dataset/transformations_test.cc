@@ -88,6 +88,24 @@ TEST(BatchTest, StacksComponentsAndKeepsNames) {
   EXPECT_TRUE(out[1]["x"].equals(Tensor::from_vector<float>({5, 6}, Shape{1, 2})));
 }
 
+TEST(BatchTest, StringsLieBackToBackInOneBuffer) {
+  // Rows of two strings, each a std::string tensor of its own (as a reader makes them).
+  auto rows = Dataset::range(5).map([](const Tensor& x) {
+    const std::string n(static_cast<size_t>(x.item<int64_t>()) + 1, 'a');
+    return Tensor::from_strings({n, n + "!"});
+  });
+  const auto out = collect(rows.batch(3));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0][0].equals(
+      Tensor::from_vector<std::string>({"a", "a!", "aa", "aa!", "aaa", "aaa!"}, Shape{3, 2})));
+  EXPECT_TRUE(out[1][0].equals(
+      Tensor::from_vector<std::string>({"aaaa", "aaaa!", "aaaaa", "aaaaa!"}, Shape{2, 2})));
+  const StringElements s = out[0][0].strings();
+  for (int64_t i = 1; i < s.size(); ++i) EXPECT_EQ(s[i].data(), s[i - 1].data() + s[i - 1].size());
+  // Unbatched, each value is still itself.
+  expect_dataset(rows.batch(2).unbatch(), collect(rows));
+}
+
 TEST(PaddedBatchTest, PadsToTheLargestOrTheGivenShape) {
   auto ragged = Dataset::range(1, 4).map([](const Tensor& x) {
     const int64_t n = x.item<int64_t>();

@@ -155,6 +155,56 @@ TEST(ParseExample, StringsOfABatchArePackedCopies) {
   EXPECT_EQ(e["image"].select(2).item<std::string>(), std::string(3000, 'i'));
 }
 
+TEST(ParseExample, ABatchTensorsStringsShareItsBytes) {
+  const std::vector<std::string> batch = {
+      ExampleBuilder()
+          .bytes("image", {"first"})
+          .bytes("tags", {"x", "yy"})
+          .ints("l", {4})
+          .serialized(),
+      ExampleBuilder().bytes("image", {std::string(3000, 'i')}).ints("l", {5}).serialized(),
+  };
+  const FeatureSpec spec = {
+      {"image", FixedLenFeature{Shape{}, DType::kString}},
+      {"l", FixedLenFeature{Shape{}, DType::kInt64}},
+      {"tags", VarLenFeature{DType::kString}},
+  };
+  const std::vector<std::string_view> views(batch.begin(), batch.end());
+  Tensor records = Tensor::from_string_views(views);  // As batch() packs string scalars.
+  const StringElements packed = records.strings();
+  const Element e = parse_example(records, spec, 10);
+  EXPECT_TRUE(e.equals(parse_example(batch, spec, 10)));
+  // Each value lies inside its record's bytes: nothing was copied.
+  const auto inside = [](std::string_view value, std::string_view record) {
+    return value.data() >= record.data() && value.data() + value.size() <= record.end();
+  };
+  EXPECT_TRUE(inside(e["image"].strings()[0], packed[0]));
+  EXPECT_TRUE(inside(e["image"].strings()[1], packed[1]));
+  EXPECT_TRUE(inside(e["tags"].strings()[1], packed[0]));
+  records = Tensor();  // The values keep the records' bytes.
+  EXPECT_EQ(e["image"].strings()[1], std::string(3000, 'i'));
+  EXPECT_EQ(e["tags"].strings()[1], "yy");
+
+  // Records in std::strings (writable in place) are copied; so is a batch whose value comes from
+  // the spec's default.
+  const Tensor plain = Tensor::from_strings(batch);
+  EXPECT_FALSE(inside(parse_example(plain, spec)["image"].strings()[0], plain.strings()[0]));
+  const FeatureSpec with_default = {
+      {"image", FixedLenFeature{Shape{}, DType::kString, Tensor::scalar("none")}},
+      {"missing", FixedLenFeature{Shape{}, DType::kString, Tensor::scalar("none")}}};
+  const Tensor again = Tensor::from_string_views(views);
+  const Element d = parse_example(again, with_default);
+  EXPECT_TRUE(inside(d["image"].strings()[1], again.strings()[1]));
+  EXPECT_EQ(d["missing"].strings()[1], "none");
+  expect_invalid(
+      [&] {
+        parse_example(again.reshape(Shape{1, 2}), spec);
+      },
+      {"vector of strings", "[1, 2]"});
+  expect_invalid([&] { parse_example(Tensor::from_vector<int64_t>({1}), spec); },
+                 {"vector of strings", "int64"});
+}
+
 TEST(ParseExample, MissingFeaturesAndDefaults) {
   const std::string s = ExampleBuilder().ints("present", {1}).serialized();
   FeatureSpec spec = {
