@@ -11,6 +11,8 @@
 #include <limits>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
@@ -44,6 +46,11 @@ size_t tensor_bytes(const Chunk& items) {
   return bytes;
 }
 constexpr size_t kMaxAdaptiveTaskSize = 1024;
+// The most items a task of several units gathers, and the most a task reserves room for at once:
+// beyond a few thousand, a task's items no longer stay in cache between the pull and the body.
+constexpr size_t kMaxTaskItems = 4096;
+// Emptied chunks a stage keeps for its next tasks.
+constexpr size_t kSpareChunks = 2;
 
 class AsyncStageIterator final : public StageIterator {
  public:
@@ -125,8 +132,9 @@ class AsyncStageIterator final : public StageIterator {
       outstanding_elements_ -= task->input_count;
       room_.notify_all();
       lock.unlock();
-      current_ = std::move(task->items);
+      Chunk spent = std::exchange(current_, std::move(task->items));
       cursor_ = 0;
+      give_back(std::move(spent));
     }
   }
 
@@ -205,7 +213,7 @@ class AsyncStageIterator final : public StageIterator {
     return config_.autotune_elements ? config_.max_elements_limit : config_.max_tasks_limit;
   }
   size_t inputs_per_tuned_unit() const {
-    return config_.autotune_tasks ? std::max<size_t>(config_.task_size, 1) : 1;
+    return config_.autotune_tasks ? std::max<size_t>(config_.task_size, 1) * task_units_ : 1;
   }
 
   int parallelism() const {
@@ -259,6 +267,15 @@ class AsyncStageIterator final : public StageIterator {
     room_.notify_all();
   }
   bool finished_locked() const { return input_ended_ && delivered_ == submitted_; }
+
+  // The consumer's emptied chunk, kept for a later task: a chunk of a few thousand items is
+  // large enough that the C library would give its memory back to the kernel when freed, and the
+  // next task would fault every page of it in again.
+  void give_back(Chunk spent) {
+    spent.clear();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (spare_chunks_.size() < kSpareChunks) spare_chunks_.push_back(std::move(spent));
+  }
 
   void wake_all() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -328,11 +345,20 @@ class AsyncStageIterator final : public StageIterator {
   // An adaptive task's first item waits for the others to be pulled and run before anyone sees
   // it, so the size counts both costs: a prefetch, whose body is empty, of slow elements (batches
   // of images) hands each one on at once.
+  // Units of a fixed size (batches) likewise: as many whole ones as make about 1 ms, so cheap
+  // batches share one hand-off.
   size_t next_task_size() const {
-    if (config_.task_size > 0) return config_.task_size;
     const int64_t body = ns_per_item_.load(std::memory_order_relaxed);
-    if (body == 0) return 1;  // Until a body has run, its cost is unknown: it may be large.
     const int64_t per_item = body + pull_ns_per_item_.load(std::memory_order_relaxed);
+    if (config_.task_size > 0) {
+      if (body == 0) return config_.task_size;
+      const auto unit_ns = static_cast<int64_t>(config_.task_size) * per_item;
+      const size_t units =
+          std::clamp<size_t>(static_cast<size_t>(kTargetTaskNs / unit_ns), 1,
+                             std::max<size_t>(1, kMaxTaskItems / config_.task_size));
+      return units * config_.task_size;
+    }
+    if (body == 0) return 1;  // Until a body has run, its cost is unknown: it may be large.
     return std::clamp<size_t>(static_cast<size_t>(kTargetTaskNs / per_item), 1,
                               kMaxAdaptiveTaskSize);
   }
@@ -345,6 +371,7 @@ class AsyncStageIterator final : public StageIterator {
     uint64_t sequence = 0;
     while (true) {
       size_t want = next_task_size();
+      Chunk items;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         const auto start = Clock::now();
@@ -367,14 +394,29 @@ class AsyncStageIterator final : public StageIterator {
             const int64_t room = std::max<int64_t>(0, tuner_->byte_share() - held_bytes_);
             want = std::clamp<size_t>(static_cast<size_t>(room) / bytes_per_input_, 1, want);
           }
+        } else if (tuner_ != nullptr && want > config_.task_size) {
+          // Units beyond the first only as far as the RAM share has room for them (none until
+          // the size of an output is known).
+          const int64_t room = std::max<int64_t>(0, tuner_->byte_share() - held_bytes_);
+          const size_t unit_bytes = config_.task_size * bytes_per_input_;
+          want = config_.task_size *
+                 (unit_bytes == 0 ? 1
+                                  : std::clamp<size_t>(static_cast<size_t>(room) / unit_bytes, 1,
+                                                       want / config_.task_size));
+        }
+        if (config_.task_size > 0) task_units_ = want / config_.task_size;
+        if (!spare_chunks_.empty()) {
+          items = std::move(spare_chunks_.back());
+          spare_chunks_.pop_back();
         }
       }
       auto task = std::make_shared<AsyncTask>();
+      task->items = std::move(items);
       task->sequence = sequence;
       task->first_index = next_index_;
       // Room for the task at once (up to a bound, for huge batches of an input that may end
       // sooner): a chunk grown one doubling at a time moves each item twice on average.
-      task->items.reserve(std::min<size_t>(want, 4096));
+      task->items.reserve(std::min(want, kMaxTaskItems));
       bool more = true;
       const auto pull_start = Clock::now();
       while (more && task->items.size() < want && !halted()) {
@@ -453,6 +495,8 @@ class AsyncStageIterator final : public StageIterator {
   uint64_t tuner_id_ = 0;
   int64_t held_bytes_ = 0;
   size_t bytes_per_input_ = 0;
+  size_t task_units_ = 1;            // Units (task_size items) in the latest task.
+  std::vector<Chunk> spare_chunks_;  // Emptied by the consumer, for the feeder (see give_back).
   size_t running_ = 0;
   std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.
 

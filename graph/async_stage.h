@@ -57,9 +57,11 @@ struct AsyncStageConfig {
   bool deterministic = true;
   size_t max_tasks = 2;
   size_t max_elements = SIZE_MAX;
-  // Items per task: a fixed size (e.g. a batch), or 0 to adapt it so a task holds about 1 ms of
-  // pulling its input and running the body (1 for expensive elements, up to 1024 for cheap ones):
-  // few enough hand-offs between threads that they cost nothing next to the work.
+  // Items per task: 0 to adapt it so a task holds about 1 ms of pulling its input and running the
+  // body (1 for expensive elements, up to 1024 for cheap ones): few enough hand-offs between
+  // threads that they cost nothing next to the work. Or a unit size (a batch): a task then holds
+  // whole units, one or as many as make about 1 ms (up to 4096 items, and within the stage's RAM
+  // share), and only the input's end leaves the last one short; the body handles each unit.
   size_t task_size = 0;
   // AUTOTUNE parallelism (the iterator's Autotuner, graph/autotune.h, moves it between 1 and
   // this while the stage runs; 0: `parallelism` is fixed). At most `tasks_per_thread` tasks per
@@ -71,8 +73,8 @@ struct AsyncStageConfig {
   // that many of the largest elements seen fit the stage's share of the RAM budget.
   bool autotune_elements = false;
   size_t max_elements_limit = SIZE_MAX;
-  // The same growth for `max_tasks`, up to `max_tasks_limit`, in a stage of fixed-size tasks
-  // (a prefetch(AUTOTUNE) folded into map_and_batch): a task is one output batch.
+  // The same growth for `max_tasks`, up to `max_tasks_limit`, in a stage of fixed-size units
+  // (a prefetch(AUTOTUNE) folded into map_and_batch): a task is one or more output batches.
   bool autotune_tasks = false;
   size_t max_tasks_limit = SIZE_MAX;
   // Transforms task.items in place (may add, drop or replace items). Runs concurrently on

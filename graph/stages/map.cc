@@ -1,6 +1,8 @@
 #include "sluice/graph/stages/map.h"
 
+#include <algorithm>
 #include <limits>
+#include <span>
 
 #include "sluice/core/strings.h"
 #include "sluice/graph/async_stage.h"
@@ -271,18 +273,22 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
   auto shared = std::make_shared<std::vector<BoundStep>>(bind_steps(steps_, ctx, path));
   config.save = [steps = shared](StateWriter& writer) { save_steps(*steps, writer); };
   config.restore = [steps = shared](const StateReader& reader) { restore_steps(*steps, reader); };
-  config.body = [steps = shared, name = name(), batch = batch_size_,
+  // A task holds one or more whole batches, the last maybe partial at the input's end. Batch k
+  // replaces item k, whose batch is already made, so the task keeps its chunk's memory.
+  config.body = [steps = shared, name = name(), batch = static_cast<size_t>(batch_size_),
                  drop = drop_remainder_](AsyncTask& task) {
-    if (drop && static_cast<int64_t>(task.items.size()) < batch) {
-      task.items.clear();  // The partial last batch.
-      return;
+    size_t batches = 0;
+    for (size_t begin = 0; begin < task.items.size(); begin += batch) {
+      const size_t end = std::min(begin + batch, task.items.size());
+      if (drop && end - begin < batch) break;  // The partial last batch.
+      const int64_t first = task.first_index + static_cast<int64_t>(begin);
+      for (size_t i = begin; i < end; ++i) {
+        apply_steps(*steps, task.items[i], first + static_cast<int64_t>(i - begin), name);
+      }
+      Item batched = batch_items(std::span<Item>(task.items).subspan(begin, end - begin), first);
+      task.items[batches++] = std::move(batched);
     }
-    for (size_t i = 0; i < task.items.size(); ++i) {
-      apply_steps(*steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
-    }
-    Item batched = batch_items(task.items, task.first_index);
-    task.items.clear();
-    task.items.push_back(std::move(batched));
+    task.items.resize(batches);
   };
   return make_async_stage(ctx, stats, std::move(input), std::move(config));
 }

@@ -99,6 +99,17 @@ TEST(StateTest, MapAndBatch) {
   }
 }
 
+TEST(StateTest, MapAndBatchOfCheapElementsResumesInsideTasksOfManyBatches) {
+  // Cheap elements: after the first, a task holds hundreds of batches; the saves fall inside them.
+  for (bool drop : {false, true}) {
+    expect_resumes(
+        [drop] {
+          return Dataset::range(20007).map_and_batch(noisy, 10, drop, {.num_parallel_calls = 2});
+        },
+        {}, {0, 1, 7, 455, 1233, 2001});
+  }
+}
+
 TEST(StateTest, Filter) {
   expect_resumes([] {
     return Dataset::range(80).filter([](const Tensor& x) { return x.item<int64_t>() % 3 != 1; });

@@ -161,6 +161,34 @@ TEST(MapAndBatchTest, ContiguousBlocksAndDropRemainder) {
   EXPECT_THROW(Dataset::range(3).map_and_batch(id, 0), InvalidArgument);
 }
 
+TEST(MapAndBatchTest, CheapBatchesShareTasksAndEachStaysItself) {
+  // Cheap elements make tasks of many batches: each batch is still its own, the function sees
+  // each element's own index, and an error fails only the batch it is in.
+  const auto f = [](Element e, const ElementContext& c) {
+    const int64_t x = e[0].item<int64_t>();
+    if (x != c.index)
+      throw InvalidArgument("index " + std::to_string(c.index) + " for " + std::to_string(x));
+    if (x == 12345) throw InvalidArgument("bad element");
+    return e;
+  };
+  for (const bool drop : {false, true}) {
+    const auto out = collect(Dataset::range(30011)
+                                 .map_and_batch(f, 7, drop, {.num_parallel_calls = kAutotune})
+                                 .ignore_errors());
+    std::vector<int64_t> expected_firsts;
+    for (int64_t b = 0; b * 7 < 30011; ++b) {
+      if (b != 12345 / 7 && !(drop && b * 7 + 7 > 30011)) expected_firsts.push_back(b * 7);
+    }
+    ASSERT_EQ(out.size(), expected_firsts.size()) << drop;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const auto v = out[i][0].values<int64_t>();
+      const int64_t first = expected_firsts[i];
+      ASSERT_EQ(static_cast<int64_t>(v.size()), std::min<int64_t>(7, 30011 - first)) << i;
+      for (size_t k = 0; k < v.size(); ++k) ASSERT_EQ(v[k], first + static_cast<int64_t>(k));
+    }
+  }
+}
+
 TEST(MapAndBatchTest, MismatchedShapesNameTheElements) {
   auto ds = Dataset::range(4).map_and_batch(
       [](const Tensor& x) {

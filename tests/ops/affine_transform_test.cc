@@ -276,6 +276,25 @@ TEST(AffineWarpKernels, Avx2MatchesTheBaselineBitForBit) {
           base.warp_float(f32.data(), h, w, c, m, mode, 3, a.data());
           avx2->warp_float(f32.data(), h, w, c, m, mode, 3, b.data());
           ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << c << " " << draw;
+          if (c == 1) {
+            // A grey image written as RGB, to a 32-byte aligned place (streamed) and not.
+            std::vector<float> rgb_a(3 * n + 16), rgb_b(3 * n + 16);
+            const auto aligned = [](std::vector<float>& v) {
+              return v.data() + (32 - reinterpret_cast<uintptr_t>(v.data()) % 32) % 32 / 4;
+            };
+            for (const int64_t shift : {0, 1}) {
+              for (const bool first : {false, true}) {
+                const FloatImageLayout rgb{.channels_first = first, .channels = 3};
+                base.warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, rgb,
+                                      aligned(rgb_a) + shift);
+                avx2->warp_u8_to_float(u8.data(), h, w, c, m, mode, 3, 1 / 255.0f, rgb,
+                                       aligned(rgb_b) + shift);
+                ASSERT_EQ(0, std::memcmp(aligned(rgb_a) + shift, aligned(rgb_b) + shift,
+                                         3 * n * sizeof(float)))
+                    << draw << " " << shift << " " << first;
+              }
+            }
+          }
           std::vector<uint8_t> x(n), y(n);
           base.warp_u8(u8.data(), h, w, c, m, mode, 3, x.data());
           avx2->warp_u8(u8.data(), h, w, c, m, mode, 3, y.data());
