@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "sluice/core/errors.h"
 #include "sluice/core/file_system.h"
@@ -13,13 +14,14 @@
 namespace sluice {
 namespace {
 
-// The bytes of a string scalar, or InvalidArgument naming `op`.
-const std::string& scalar_bytes(const Tensor& contents, const char* op) {
+// The bytes of a string scalar, or InvalidArgument naming `op`. A view: a scalar cut from a
+// packed batch (unbatch) is read in place, not made into std::strings with the rest of it.
+std::string_view scalar_bytes(const Tensor& contents, const char* op) {
   if (contents.dtype() != DType::kString || contents.rank() != 0) {
     throw InvalidArgument(str_cat(op, ": expected a string scalar, got ",
                                   dtype_name(contents.dtype()), contents.shape()));
   }
-  return *contents.data<std::string>();
+  return contents.strings()[0];
 }
 
 }  // namespace
@@ -50,8 +52,8 @@ Tensor decode_image(const Tensor& contents, int channels, DType dtype) {
     throw InvalidArgument(
         str_cat("decode_image: dtype must be uint8 or float32, got ", dtype_name(dtype)));
   }
-  const Tensor image = decode_image(std::string_view(scalar_bytes(contents, "decode_image")),
-                                    channels, "decode_image");
+  const Tensor image =
+      decode_image(scalar_bytes(contents, "decode_image"), channels, "decode_image");
   return convert_image_dtype(image, dtype);
 }
 
@@ -72,7 +74,7 @@ Tensor decode_image_at_least(std::string_view bytes, ImageSize size, int channel
 
 Tensor decode_and_resize(const Tensor& contents, ImageSize size, ResizeMethod method,
                          bool antialias, int channels) {
-  const std::string& bytes = scalar_bytes(contents, "decode_and_resize");
+  const std::string_view bytes = scalar_bytes(contents, "decode_and_resize");
   return resize(decode_image_at_least(bytes, size, channels, "decode_and_resize"), size, method,
                 antialias);
 }
