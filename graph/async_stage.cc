@@ -299,6 +299,7 @@ class AsyncStageIterator final : public StageIterator {
         });
     deliver_ = std::make_unique<flow::function_node<TaskPtr>>(
         *graph_, flow::serial, [this](const TaskPtr& task) {
+          task->hand_offs.load(std::memory_order_acquire);
           const int64_t bytes = tuner_ != nullptr ? tensor_bytes(task->items) : 0;
           std::lock_guard<std::mutex> lock(mutex_);
           if (tuner_ != nullptr) {
@@ -327,6 +328,11 @@ class AsyncStageIterator final : public StageIterator {
 
   // A worker's part: the body, timed.
   void run(AsyncTask& task) {
+    task.hand_offs.load(std::memory_order_acquire);
+    struct HandOn {  // However the body ends.
+      AsyncTask& task;
+      ~HandOn() { task.hand_offs.fetch_add(1, std::memory_order_release); }
+    } hand_on{task};
     if (halted()) return;
     const auto start = Clock::now();
     const size_t inputs = task.items.size();
@@ -452,6 +458,7 @@ class AsyncStageIterator final : public StageIterator {
         submitted_ += 1;
         sequence += 1;
         next_index_ += static_cast<int64_t>(size);
+        task->hand_offs.fetch_add(1, std::memory_order_release);
         work_->try_put(task);
       }
       if (!more) break;

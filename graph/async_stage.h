@@ -34,6 +34,7 @@
 // pulling its restored input.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,6 +51,10 @@ struct AsyncTask {
   size_t input_count = 0;  // Items taken from the input (the body may change items.size()).
   Chunk items;
   int64_t bytes = 0;  // What a stage with a RAM share counts for it (estimated until finished).
+  // Released by each thread that hands the task on and acquired by the next: the flow graph's own
+  // ordering is inside libtbb, where a race detector does not see it, and a reused chunk's
+  // memory still carries the accesses of the threads that used it before.
+  std::atomic<int> hand_offs{0};
 };
 
 struct AsyncStageConfig {
