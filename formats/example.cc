@@ -179,15 +179,7 @@ Element FeaturesParser::finish(bool single) {
       names->emplace_back(f.key);
       continue;
     }
-    components.push_back(visit_value_type(f.dtype, [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      const std::vector<T>& values = values_of<T>(out);
-      if constexpr (std::is_same_v<T, std::string_view>) {
-        return strings_tensor(values, Shape{static_cast<int64_t>(values.size())});
-      } else {
-        return Tensor::from_vector(values);
-      }
-    }));
+    components.push_back(var_len_values(f.dtype, out));
     names->emplace_back(f.key);
     if (!single) {
       components.push_back(Tensor::from_vector(out.row_lengths));
@@ -200,6 +192,18 @@ Element FeaturesParser::finish(bool single) {
 Tensor FeaturesParser::strings_tensor(std::span<const std::string_view> values, Shape shape) const {
   if (records_ != nullptr) return Tensor::from_string_views_of(*records_, values, shape);
   return Tensor::from_string_views(values, shape);
+}
+
+Tensor FeaturesParser::var_len_values(DType dtype, FeatureOutput& out) const {
+  return visit_value_type(dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const std::vector<T>& values = values_of<T>(out);
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      return strings_tensor(values, Shape{static_cast<int64_t>(values.size())});
+    } else {
+      return Tensor::from_vector(values);
+    }
+  });
 }
 
 void FeaturesParser::malformed(const PreparedFeature& f, int64_t record) const {

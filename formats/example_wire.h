@@ -384,6 +384,8 @@ class FeaturesParser {
 
   // String values as a tensor of `shape`: sharing records_' bytes, or copied.
   Tensor strings_tensor(std::span<const std::string_view> values, Shape shape) const;
+  // A VarLenFeature's values of all records, as one vector.
+  Tensor var_len_values(DType dtype, FeatureOutput& out) const;
 
   ParseNames names_;
   std::vector<PreparedFeature> features_;

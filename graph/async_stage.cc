@@ -289,7 +289,9 @@ class AsyncStageIterator final : public StageIterator {
         config_.max_parallelism > 0 ? config_.max_parallelism : config_.parallelism;
     work_ = std::make_unique<flow::function_node<TaskPtr, TaskPtr>>(
         *graph_, static_cast<size_t>(concurrency), [this](const TaskPtr& task) {
+          task->hand_offs.load(std::memory_order_acquire);
           run(*task);
+          task->hand_offs.fetch_add(1, std::memory_order_release);
           if (config_.max_parallelism > 0) {
             std::lock_guard<std::mutex> lock(mutex_);
             running_ -= 1;
@@ -328,11 +330,6 @@ class AsyncStageIterator final : public StageIterator {
 
   // A worker's part: the body, timed.
   void run(AsyncTask& task) {
-    task.hand_offs.load(std::memory_order_acquire);
-    struct HandOn {  // However the body ends.
-      AsyncTask& task;
-      ~HandOn() { task.hand_offs.fetch_add(1, std::memory_order_release); }
-    } hand_on{task};
     if (halted()) return;
     const auto start = Clock::now();
     const size_t inputs = task.items.size();
@@ -394,23 +391,18 @@ class AsyncStageIterator final : public StageIterator {
           trace(TraceSpan::kWaitRoom, start, elapsed_ns(start), 0);
         }
         if (halted()) break;
+        // Adaptive tasks count items, fixed-size ones whole units (batches): as many as the RAM
+        // share has room for, once the size of an output is known, and at least one.
+        const size_t unit = std::max<size_t>(config_.task_size, 1);
         if (config_.task_size == 0) {
           want = std::min(want, config_.max_elements - outstanding_elements_);
-          if (tuner_ != nullptr && bytes_per_input_ > 0) {
-            const int64_t room = std::max<int64_t>(0, tuner_->byte_share() - held_bytes_);
-            want = std::clamp<size_t>(static_cast<size_t>(room) / bytes_per_input_, 1, want);
-          }
-        } else if (tuner_ != nullptr && want > config_.task_size) {
-          // Units beyond the first only as far as the RAM share has room for them (none until
-          // the size of an output is known).
-          const int64_t room = std::max<int64_t>(0, tuner_->byte_share() - held_bytes_);
-          const size_t unit_bytes = config_.task_size * bytes_per_input_;
-          want = config_.task_size *
-                 (unit_bytes == 0 ? 1
-                                  : std::clamp<size_t>(static_cast<size_t>(room) / unit_bytes, 1,
-                                                       want / config_.task_size));
         }
-        if (config_.task_size > 0) task_units_ = want / config_.task_size;
+        if (tuner_ != nullptr && bytes_per_input_ > 0) {
+          const int64_t room = std::max<int64_t>(0, tuner_->byte_share() - held_bytes_);
+          want = unit * std::clamp<size_t>(static_cast<size_t>(room) / (unit * bytes_per_input_), 1,
+                                           want / unit);
+        }
+        task_units_ = want / unit;
         if (!spare_chunks_.empty()) {
           items = std::move(spare_chunks_.back());
           spare_chunks_.pop_back();
@@ -502,7 +494,7 @@ class AsyncStageIterator final : public StageIterator {
   uint64_t tuner_id_ = 0;
   int64_t held_bytes_ = 0;
   size_t bytes_per_input_ = 0;
-  size_t task_units_ = 1;            // Units (task_size items) in the latest task.
+  size_t task_units_ = 1;            // Units (task_size items, or 1) in the latest task.
   std::vector<Chunk> spare_chunks_;  // Emptied by the consumer, for the feeder (see give_back).
   size_t running_ = 0;
   std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.
