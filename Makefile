@@ -28,6 +28,8 @@ test-minimal: deps
 # vptr check: oneTBB's flow graph casts each task to its type after destroying it (in its headers,
 # so in our binary), which that check reports on every message. LeakSanitizer ignores oneTBB's
 # worker threads' thread-local storage (tests/lsan.supp): the library never joins them.
+# Both sanitizer presets keep only line tables (-g1): reports still name each frame's file and
+# line, and the builds take about a third less time than with full debug information.
 test-asan: deps
 	cmake --preset asan
 	cmake --build --preset asan -j $(JOBS)

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -20,8 +19,6 @@
 
 namespace sluice {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string fixture(const std::string& name) {
   return std::string(SLUICE_TEST_DATA_DIR) + "/hdf5/" + name;
@@ -44,24 +41,12 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-class Hdf5ReaderTest : public ::testing::Test {
+class Hdf5ReaderTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() /
-        ("sluice_hdf5_reader_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string write(const std::string& name, const std::string& bytes) const {
     std::ofstream(path(name), std::ios::binary) << bytes;
     return path(name);
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Hdf5ReaderTest, ReadsFilesOfSluicesOwnWriter) {
