@@ -2,17 +2,22 @@
 // nll_loss, backward, SGD with momentum) at batch 128 inside a 2-thread oneTBB arena, the budget
 // PyTorch gets in bench/peers/pytorch_fashion_cnn.py; the forward pass alone (inference); and one
 // full shuffled epoch of Fashion-MNIST's 60,000 training images (skipped when the dataset is not
-// installed), the figure the peer script prints as epoch_seconds. Also the kernel-gradient product
+// installed), the figure the peer script prints as epoch_seconds; each of its layers with weights
+// alone, in GFLOP/s. Also the kernel-gradient product
 // of tpu-guide-cnn's first Dense layer on Eigen's GEMM and on the small-k kernel, side by side.
 #include <benchmark/benchmark.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <vector>
 
 #include "sluice/dataset/idx_dataset.h"
+#include "sluice/model/conv2d.h"
+#include "sluice/model/dense.h"
 #include "sluice/model/gemm.h"
 #include "sluice/model/losses.h"
 #include "sluice/model/optimizers.h"
@@ -65,6 +70,52 @@ void BM_FashionCnnPredict(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 BENCHMARK(BM_FashionCnnPredict)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// fashion-cnn's layers with learned weights, alone, at batch 128 on 2 threads: forward in training
+// mode then backward (no input gradient for the first layer, as in the model), with the
+// multiply-adds of both counted as 2 FLOPs each (the GFLOP counter is a rate: GFLOP/s). Arguments:
+// the layer (0: conv 5x5 1->10 on 28x28, 1: conv 5x5 10->20 on 12x12, 2: dense 320->50).
+void BM_FashionCnnLayer(benchmark::State& state) {
+  struct Case {
+    const char* name;
+    Shape input;
+    std::function<std::unique_ptr<Layer>()> make;
+    bool first;
+  };
+  const Case cases[] = {
+      {"conv1", {28, 28, 1}, [] { return std::make_unique<Conv2D>(10, 5); }, true},
+      {"conv2", {12, 12, 10}, [] { return std::make_unique<Conv2D>(20, 5); }, false},
+      {"dense1", {320}, [] { return std::make_unique<Dense>(50); }, false},
+  };
+  const Case& c = cases[state.range(0)];
+  oneapi::tbb::task_arena arena(2);
+  double flops_per_step = 0.0;
+  arena.execute([&] {
+    std::unique_ptr<Layer> layer = c.make();
+    layer->build(c.input, 1);
+    layer->set_input_gradient_needed(!c.first);
+    Tensor x(DType::kFloat32, c.input.prepend(kBatch));
+    Random rng(5);
+    for (float& v : x.values<float>()) v = rng.uniform(-1.0f, 1.0f);
+    const Tensor y = layer->forward(x, true);
+    Tensor dy(DType::kFloat32, y.shape());
+    for (float& v : dy.values<float>()) v = rng.uniform(-1.0f, 1.0f);
+    // Every output element is a dot product over the kernel's inputs: the kernel's size over the
+    // filters (units) gives its length.
+    const Tensor& kernel = layer->parameters().front()->value;
+    const double macs = double(y.num_elements()) * double(kernel.num_elements()) /
+                        double(kernel.dim(kernel.rank() - 1));
+    flops_per_step = 2.0 * macs * (c.first ? 2.0 : 3.0);
+    for (auto _ : state) {
+      benchmark::DoNotOptimize(layer->forward(x, true));
+      benchmark::DoNotOptimize(layer->backward(dy));
+    }
+  });
+  state.SetLabel(c.name);
+  state.counters["GFLOP"] = benchmark::Counter(flops_per_step * double(state.iterations()) / 1e9,
+                                               benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FashionCnnLayer)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // dW = xᵀ · dz of tpu-guide-cnn's Dense(256) on its flattened [rows, 147456] input, for a
 // per-replica batch of k rows: a 151 MB C from a tiny inner dimension. Arguments: k, the kernel

@@ -42,6 +42,19 @@ struct ConvGeometry {
   }
 };
 
+// The runs im2col and col2im move are a window row or an output row: tens of floats, for which a
+// call to memmove or memset costs more than the copy. These loops stay inline (CMakeLists.txt keeps
+// GCC from turning them back into those calls).
+inline void copy_run(const float* src, int64_t n, float* dst) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = src[j];
+}
+inline void zero_run(float* dst, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = 0.0f;
+}
+inline void add_run(const float* src, int64_t n, float* dst) {
+  for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
+}
+
 // patches[count·oh·ow, kh·kw·c] for `count` consecutive images: row (image, oy, ox) holds the
 // window at that output position in the kernel's (ky, kx, channel) order, zeros where it hangs
 // over the padding. A window row (fixed ky) is one contiguous run of the NHWC image.
@@ -58,13 +71,12 @@ void im2col(const ConvGeometry& g, const float* images, int64_t count, float* pa
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           float* dst = row + ky * run;
           if (iy < 0 || iy >= g.h || kx0 >= kx1) {
-            std::fill(dst, dst + run, 0.0f);
+            zero_run(dst, run);
             continue;
           }
-          std::fill(dst, dst + kx0 * g.c, 0.0f);
-          const float* src = image + (iy * g.w + ix0 + kx0) * g.c;
-          std::copy(src, src + (kx1 - kx0) * g.c, dst + kx0 * g.c);
-          std::fill(dst + kx1 * g.c, dst + run, 0.0f);
+          zero_run(dst, kx0 * g.c);
+          copy_run(image + (iy * g.w + ix0 + kx0) * g.c, (kx1 - kx0) * g.c, dst + kx0 * g.c);
+          zero_run(dst + kx1 * g.c, run - kx1 * g.c);
         }
       }
     }
@@ -84,10 +96,8 @@ void col2im(const ConvGeometry& g, const float* patches, int64_t count, float* i
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           if (iy < 0 || iy >= g.h || kx0 >= kx1) continue;
-          const float* src = row + ky * run + kx0 * g.c;
-          float* dst = image + (iy * g.w + ix0 + kx0) * g.c;
-          const int64_t length = (kx1 - kx0) * g.c;
-          for (int64_t j = 0; j < length; ++j) dst[j] += src[j];
+          add_run(row + ky * run + kx0 * g.c, (kx1 - kx0) * g.c,
+                  image + (iy * g.w + ix0 + kx0) * g.c);
         }
       }
     }
@@ -108,13 +118,12 @@ void im2col_transposed(const ConvGeometry& g, const float* images, int64_t count
           float* dst = row + i * g.positions() + oy * g.ow;
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           if (iy < 0 || iy >= g.h || ox0 >= ox1) {
-            std::fill(dst, dst + g.ow, 0.0f);
+            zero_run(dst, g.ow);
             continue;
           }
-          const float* src = image + iy * g.w + ox0 - g.pad_left + kx;
-          std::fill(dst, dst + ox0, 0.0f);
-          std::copy(src, src + (ox1 - ox0), dst + ox0);
-          std::fill(dst + ox1, dst + g.ow, 0.0f);
+          zero_run(dst, ox0);
+          copy_run(image + iy * g.w + ox0 - g.pad_left + kx, ox1 - ox0, dst + ox0);
+          zero_run(dst + ox1, g.ow - ox1);
         }
       }
     }
@@ -134,9 +143,8 @@ void col2im_transposed(const ConvGeometry& g, const float* patches, int64_t coun
         for (int64_t oy = 0; oy < g.oh; ++oy) {
           const int64_t iy = oy * g.sh - g.pad_top + ky;
           if (iy < 0 || iy >= g.h) continue;
-          const float* src = row + i * g.positions() + oy * g.ow + ox0;
-          float* dst = image + iy * g.w + ox0 - g.pad_left + kx;
-          for (int64_t j = 0; j < ox1 - ox0; ++j) dst[j] += src[j];
+          add_run(row + i * g.positions() + oy * g.ow + ox0, ox1 - ox0,
+                  image + iy * g.w + ox0 - g.pad_left + kx);
         }
       }
     }

@@ -6,63 +6,97 @@
 #include <algorithm>
 #include <atomic>
 
+#include "sluice/core/errors.h"
+#include "sluice/core/strings.h"
 #include "sluice/model/gemm_kernel.h"
-#include "sluice/model/gemm_small_k.h"
+#include "sluice/model/gemm_tiles.h"
 
 namespace sluice::internal {
 
-#ifdef SLUICE_GEMM_AVX2
-// model/gemm_avx2.cc: the same kernels compiled for AVX2 + FMA.
+#ifdef SLUICE_GEMM_X86
+// model/gemm_avx2.cc and model/gemm_avx512.cc: the same kernels compiled for AVX2 + FMA and for
+// AVX-512.
 void gemm_rows_avx2(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1, int64_t m,
                     int64_t n, int64_t k, const float* a, const float* b, float* c,
                     bool accumulate);
-void small_k_gemm_rows_avx2(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t n,
-                            int64_t k, const float* a, const float* b, float* c);
+void tile_gemm_rows_avx2(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t n, int64_t k,
+                         const float* a, const float* b, float* c, bool accumulate);
+void gemm_rows_avx512(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1, int64_t m,
+                      int64_t n, int64_t k, const float* a, const float* b, float* c,
+                      bool accumulate);
+void tile_gemm_rows_avx512(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t n,
+                           int64_t k, const float* a, const float* b, float* c, bool accumulate);
 #endif
 
 namespace {
 
 using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
-using SmallKRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
-                            const float*, float*);
+using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
+                          const float*, float*, bool);
 
 // One instruction set's kernels.
 struct Kernels {
   const char* name;
   GemmRows eigen;
-  SmallKRows small_k;  // Null where the small-k kernel is not built.
+  TileRows tiles;  // Null where the register-tile kernel is not built.
 };
 
-#if SLUICE_GEMM_SMALL_K
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, small_k_gemm_rows};
+#if SLUICE_GEMM_TILES
+constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows};
 #else
 constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr};
 #endif
 
-// The widest kernels this CPU runs, chosen once.
-const Kernels& select_kernels() {
-#ifdef SLUICE_GEMM_AVX2
-  static constexpr Kernels kAvx2{"avx2", gemm_rows_avx2, small_k_gemm_rows_avx2};
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kAvx2;
+// The kernels this CPU runs, narrowest first.
+const std::vector<const Kernels*>& available_kernels() {
+  static const std::vector<const Kernels*> available = [] {
+    std::vector<const Kernels*> kernels{&kBaseline};
+#ifdef SLUICE_GEMM_X86
+    static constexpr Kernels kAvx2{"avx2", gemm_rows_avx2, tile_gemm_rows_avx2};
+    static constexpr Kernels kAvx512{"avx512", gemm_rows_avx512, tile_gemm_rows_avx512};
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      kernels.push_back(&kAvx2);
+      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
+        kernels.push_back(&kAvx512);
+      }
+    }
 #endif
-  return kBaseline;
+    return kernels;
+  }();
+  return available;
 }
 
-std::atomic<bool> force_baseline{false};
+std::atomic<const Kernels*> forced_kernels{nullptr};
 std::atomic<bool> force_eigen{false};
 
 const Kernels& kernels() {
-  static const Kernels& selected = select_kernels();
-  return force_baseline.load(std::memory_order_relaxed) ? kBaseline : selected;
+  const Kernels* forced = forced_kernels.load(std::memory_order_relaxed);
+  return forced != nullptr ? *forced : *available_kernels().back();
 }
 
 }  // namespace
 
 const char* gemm_kernel_name() { return kernels().name; }
 
-void force_baseline_gemm(bool force) { force_baseline.store(force, std::memory_order_relaxed); }
+std::vector<std::string> gemm_kernel_names() {
+  std::vector<std::string> names;
+  for (const Kernels* k : available_kernels()) names.emplace_back(k->name);
+  return names;
+}
+
+void force_gemm_kernel(std::string_view name) {
+  const Kernels* chosen = nullptr;
+  for (const Kernels* k : available_kernels()) {
+    if (name == k->name) chosen = k;
+  }
+  if (!name.empty() && chosen == nullptr) {
+    throw InvalidArgument(str_cat("no GEMM kernel '", name, "' on this CPU"));
+  }
+  forced_kernels.store(chosen, std::memory_order_relaxed);
+}
 
 void force_eigen_gemm(bool force) { force_eigen.store(force, std::memory_order_relaxed); }
 
@@ -74,13 +108,13 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, c
     return;
   }
   const Kernels& kernel = kernels();
-  // A small inner dimension makes the product as cheap as writing C: the small-k kernel writes C
-  // once where Eigen zero-fills it and reads it back.
-  const bool small_k = kernel.small_k != nullptr && !accumulate && !transpose_b &&
-                       k <= kSmallKMax && !force_eigen.load(std::memory_order_relaxed);
+  // A small inner dimension, or a narrow C, is what Eigen's kernel serves badly (gemm_tiles.h).
+  const bool tiles = kernel.tiles != nullptr && !transpose_b &&
+                     ((k <= kSmallKMax && !accumulate) || n <= kNarrowMax) &&
+                     !force_eigen.load(std::memory_order_relaxed);
   auto rows = [&](int64_t r0, int64_t r1) {
-    if (small_k) {
-      kernel.small_k(transpose_a, r0, r1, m, n, k, a, b, c);
+    if (tiles) {
+      kernel.tiles(transpose_a, r0, r1, m, n, k, a, b, c, accumulate);
     } else {
       kernel.eigen(transpose_a, transpose_b, r0, r1, m, n, k, a, b, c, accumulate);
     }

@@ -1,13 +1,17 @@
 // Row-major single-precision matrix products for the layers, on Eigen's GEMM through Eigen::Map
-// (only gemm.cc and gemm_avx2.cc compile Eigen's product kernels), or on a kernel of our own when
-// the inner dimension is small and C is overwritten (model/gemm_small_k.h). Large products are
-// split into fixed blocks of rows of C run with oneTBB in the caller's task arena; the split does
-// not depend on the thread count, so results are bitwise reproducible. On x86-64 CPUs with AVX2 and
-// FMA the product runs on builds of the same kernels for those (model/gemm_avx2.cc), chosen at
-// run time, since the library's baseline instruction set (x86-64-v2) has 4-float SIMD only.
+// (only gemm.cc and its builds for wider instruction sets compile Eigen's product kernels), or on a
+// kernel of our own when the inner dimension is small or C is narrow (model/gemm_tiles.h). Large
+// products are split into fixed blocks of rows of C run with oneTBB in the caller's task arena; the
+// split does not depend on the thread count, so results are bitwise reproducible. On x86-64 CPUs
+// with AVX2 and FMA, or AVX-512, the product runs on builds of the same kernels for those
+// (model/gemm_avx2.cc, model/gemm_avx512.cc), chosen at run time, since the library's baseline
+// instruction set (x86-64-v2) has 4-float SIMD only.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace sluice::internal {
 
@@ -17,12 +21,15 @@ namespace sluice::internal {
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
           const float* b, float* c, bool accumulate, bool parallel = false);
 
-// The kernel gemm() runs: "avx2" or "baseline".
+// The kernel gemm() runs: "avx512", "avx2" or "baseline".
 const char* gemm_kernel_name();
-// For tests: makes gemm() run the baseline kernel even where AVX2 is available (false restores
-// the automatic choice). Not meant to be called while products run.
-void force_baseline_gemm(bool force);
-// For tests and benchmarks: makes gemm() run Eigen's product where it would take the small-k
+// The kernels this CPU can run, narrowest first: "baseline", then "avx2" and "avx512" where the
+// CPU has them.
+std::vector<std::string> gemm_kernel_names();
+// For tests and benchmarks: makes gemm() run the named kernel, one of gemm_kernel_names() (""
+// restores the automatic choice, the widest). Not meant to be called while products run.
+void force_gemm_kernel(std::string_view name);
+// For tests and benchmarks: makes gemm() run Eigen's product where it would take the register-tile
 // kernel (false restores the automatic choice). Not meant to be called while products run.
 void force_eigen_gemm(bool force);
 

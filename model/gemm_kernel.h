@@ -1,6 +1,7 @@
-// The Eigen product behind internal::gemm, as a function with internal linkage. Only gemm.cc and
-// gemm_avx2.cc include it: each compiles it for its own instruction set, and gemm_avx2.cc renames
-// Eigen's namespace first so that the two builds' Eigen templates never merge at link time.
+// The Eigen product behind internal::gemm, as a function with internal linkage. Only gemm.cc,
+// gemm_avx2.cc and gemm_avx512.cc include it: each compiles it for its own instruction set, and
+// the last two rename Eigen's namespace first so that the builds' Eigen templates never merge at
+// link time.
 #pragma once
 
 #include <Eigen/Core>

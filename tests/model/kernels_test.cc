@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "sluice/core/errors.h"
 #include "sluice/model/activation_layer.h"
 #include "sluice/model/batch_normalization.h"
 #include "sluice/model/conv2d.h"
@@ -138,24 +140,32 @@ void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const flo
   }
 }
 
-// Both kernels where the CPU has AVX2: the baseline one, then the automatic choice.
-class GemmTest : public ::testing::TestWithParam<bool> {
+// Every kernel this CPU runs: the baseline one, and the AVX2 and AVX-512 builds where it has them.
+class GemmTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { internal::force_baseline_gemm(GetParam()); }
-  void TearDown() override { internal::force_baseline_gemm(false); }
+  void SetUp() override {
+    const std::vector<std::string> names = internal::gemm_kernel_names();
+    if (std::find(names.begin(), names.end(), GetParam()) == names.end()) {
+      GTEST_SKIP() << "this CPU does not run the " << GetParam() << " kernel";
+    }
+    internal::force_gemm_kernel(GetParam());
+  }
+  void TearDown() override { internal::force_gemm_kernel(""); }
 };
 
 TEST_P(GemmTest, MatchesReferenceForEveryLayout) {
-  if (GetParam()) {
-    EXPECT_STREQ(internal::gemm_kernel_name(), "baseline");
-  }
+  EXPECT_EQ(internal::gemm_kernel_name(), GetParam());
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
       for (bool accumulate : {false, true}) {
         for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
                                {7, 10, 25},
                                {300, 20, 33},
-                               {129, 50, 320}}) {
+                               {129, 50, 320},
+                               // Narrow C with k in several chunks, and tails of every width.
+                               {70, 31, 200},
+                               {65, 57, 40},
+                               {3, 1, 130}}) {
           SCOPED_TRACE(::testing::Message() << "ta " << ta << " tb " << tb << " acc " << accumulate
                                             << " " << m << "x" << n << "x" << k);
           const Tensor a = random_tensor({m * k}, 10);
@@ -267,8 +277,21 @@ TEST_P(GemmTest, SmallInnerDimensionAgreesWithEigen) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, GemmTest, ::testing::Values(true, false),
-                         [](const auto& info) { return info.param ? "Baseline" : "Automatic"; });
+INSTANTIATE_TEST_SUITE_P(Kernels, GemmTest, ::testing::Values("baseline", "avx2", "avx512"),
+                         [](const auto& info) { return info.param; });
+
+TEST(GemmKernelsTest, TheWidestKernelRunsUnlessAnotherIsForced) {
+  const std::vector<std::string> names = internal::gemm_kernel_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), "baseline");
+  EXPECT_EQ(internal::gemm_kernel_name(), names.back());
+  internal::force_gemm_kernel("baseline");
+  EXPECT_STREQ(internal::gemm_kernel_name(), "baseline");
+  EXPECT_THROW(internal::force_gemm_kernel("sse9"), InvalidArgument);
+  EXPECT_STREQ(internal::gemm_kernel_name(), "baseline");
+  internal::force_gemm_kernel("");
+  EXPECT_EQ(internal::gemm_kernel_name(), names.back());
+}
 
 // Channel counts below, at and off the 4-channel groups of the vectorised forward pass.
 class MaxPoolingTest : public ::testing::TestWithParam<int64_t> {};

@@ -1,0 +1,23 @@
+// internal::gemm's kernels built for AVX-512 (this file alone gets the x86-64-v4 extensions):
+// Eigen's 16-float packets and the register-tile kernel's 16-float tiles, twice the width of the
+// AVX2 build. gemm.cc calls these only on CPUs that have AVX-512 F, VL, DQ and BW. Eigen's
+// namespace is renamed as in gemm_avx2.cc, so none of these templates can stand in for another
+// build's.
+#define Eigen sluice_eigen_avx512
+#include "sluice/model/gemm_kernel.h"
+#include "sluice/model/gemm_tiles.h"
+
+namespace sluice::internal {
+
+void gemm_rows_avx512(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1, int64_t m,
+                      int64_t n, int64_t k, const float* a, const float* b, float* c,
+                      bool accumulate) {
+  eigen_gemm_rows(transpose_a, transpose_b, r0, r1, m, n, k, a, b, c, accumulate);
+}
+
+void tile_gemm_rows_avx512(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t n,
+                           int64_t k, const float* a, const float* b, float* c, bool accumulate) {
+  tile_gemm_rows(transpose_a, r0, r1, m, n, k, a, b, c, accumulate);
+}
+
+}  // namespace sluice::internal
