@@ -238,25 +238,30 @@ TEST_P(GemmTest, SmallInnerDimensionLargeC) {
   check_overwriting_gemm(false, 4100, 1027, 3, 0, 42);
 }
 
-// Fixed blocks and a fixed order over k: the small-k kernel gives the same bits whether the
-// rows run in one piece or in parallel blocks on any number of threads.
-TEST_P(GemmTest, SmallInnerDimensionDoesNotDependOnTheThreadCount) {
-  constexpr int64_t m = 1000, n = 72, k = 24;
-  const Tensor a = random_tensor({k * m}, 50);
-  const Tensor b = random_tensor({k * n}, 51);
-  auto product = [&](int threads, bool parallel) {
-    Tensor c(DType::kFloat32, {m, n});
-    oneapi::tbb::task_arena arena(threads);
-    arena.execute([&] {
-      internal::gemm(true, false, m, n, k, a.data<float>(), b.data<float>(), c.data<float>(), false,
-                     parallel);
-    });
-    return c;
-  };
-  const Tensor serial = product(1, false);
-  EXPECT_TRUE(product(1, true).equals(serial));
-  EXPECT_TRUE(product(2, true).equals(serial));
-  EXPECT_TRUE(product(3, true).equals(serial));
+// Fixed blocks and a fixed order over k: the register-tile kernel gives the same bits whether the
+// rows run in one piece or in parallel blocks on any number of threads, for a small k and for a
+// narrow C summed over k in several chunks, added to what C held.
+TEST_P(GemmTest, TileKernelDoesNotDependOnTheThreadCount) {
+  for (auto [m, n, k, accumulate] :
+       {std::tuple<int64_t, int64_t, int64_t, bool>{1000, 72, 24, false}, {1000, 20, 600, true}}) {
+    SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k);
+    const Tensor a = random_tensor({k * m}, 50);
+    const Tensor b = random_tensor({k * n}, 51);
+    const Tensor c0 = random_tensor({m, n}, 52);
+    auto product = [&](int threads, bool parallel) {
+      Tensor c = c0.clone();
+      oneapi::tbb::task_arena arena(threads);
+      arena.execute([&] {
+        internal::gemm(true, false, m, n, k, a.data<float>(), b.data<float>(), c.data<float>(),
+                       accumulate, parallel);
+      });
+      return c;
+    };
+    const Tensor serial = product(1, false);
+    EXPECT_TRUE(product(1, true).equals(serial));
+    EXPECT_TRUE(product(2, true).equals(serial));
+    EXPECT_TRUE(product(3, true).equals(serial));
+  }
 }
 
 // Eigen's product, which gemm() can be made to run instead for benchmarks, agrees with it.
