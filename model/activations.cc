@@ -102,8 +102,12 @@ void activation_backward(ActivationFunction activation, std::span<const float> y
       if (dy.data() != dx.data()) std::copy(dy.begin(), dy.end(), dx.begin());
       return;
     case ActivationFunction::kRelu:
-      // y > 0 exactly when x > 0; the subgradient at 0 is 0 as in TensorFlow.
-      for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+      // y > 0 exactly when x > 0; the subgradient at 0 is 0 as in TensorFlow. dy is read whatever
+      // y holds, which lets the compiler make the choice a vector select.
+      for (size_t i = 0; i < n; ++i) {
+        const float g = dy[i];
+        dx[i] = y[i] > 0.0f ? g : 0.0f;
+      }
       return;
     case ActivationFunction::kSigmoid:
       for (size_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
