@@ -164,7 +164,10 @@ struct MultiWorkerMirroredStrategy::Comm {
       throw InvalidArgument(str_cat(what, ": ", count, " values exceed the MPI message size"));
     }
     const int64_t mine = begin(rank), my_length = length(rank);
-    part_bytes.resize(static_cast<size_t>(size * my_length) * sizeof(T));
+    // Grown, never shrunk: a step sums its small tensors before its large ones, and a vector
+    // shrunk for them would zero hundreds of MB again when growing back.
+    const size_t part_size = static_cast<size_t>(size * my_length) * sizeof(T);
+    if (part_bytes.size() < part_size) part_bytes.resize(part_size);
     const auto part = [&](int r) {
       return reinterpret_cast<T*>(part_bytes.data()) + r * my_length;
     };
