@@ -4,6 +4,7 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/model/column_sums.h"
 
 namespace sluice {
 
@@ -56,22 +57,25 @@ Tensor BatchNormalization::forward(const Tensor& input, bool training) {
   used_batch_statistics_ = training && trainable() && rows > 0;
   inv_std_.assign(static_cast<size_t>(channels), 0.0f);
   std::vector<float> mean(static_cast<size_t>(channels));
+  // Per-channel values are read through arrays repeated to a column-sums group (column_sums.h), so
+  // the loops over elements run over whole groups of rows.
+  const int64_t group = internal::column_sums_group(channels);
   float* moving_mean = moving_mean_.value.data<float>();
   float* moving_var = moving_variance_.value.data<float>();
   if (used_batch_statistics_) {
     // Two passes in double: the one-pass E[x²] − E[x]² loses everything for large offsets.
     std::vector<double> sum(static_cast<size_t>(channels), 0.0);
     std::vector<double> sq(static_cast<size_t>(channels), 0.0);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < channels; ++c) sum[c] += x[r * channels + c];
-    }
+    internal::add_column_sums(x, rows, channels, sum.data());
     for (int64_t c = 0; c < channels; ++c) sum[c] /= double(rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const double d = x[r * channels + c] - sum[c];
-        sq[c] += d * d;
-      }
-    }
+    const std::vector<double> mean_at = internal::repeat_to_group(sum, group);
+    internal::add_column_sums(
+        rows, channels,
+        [&](int64_t i, int64_t j) {
+          const double d = x[i] - mean_at[j];
+          return d * d;
+        },
+        sq.data());
     const bool unbiased = options_.convention == BatchNormConvention::kPyTorch || input.rank() == 4;
     const double bessel = unbiased && rows > 1 ? double(rows) / double(rows - 1) : 1.0;
     // Both conventions as new = old·keep + batch·(1 − keep).
@@ -103,13 +107,14 @@ Tensor BatchNormalization::forward(const Tensor& input, bool training) {
     scale[c] = gamma ? gamma[c] : 1.0f;
     shift[c] = beta ? beta[c] : 0.0f;
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t i = r * channels + c;
-      xhat[i] = (x[i] - mean[c]) * inv_std_[c];
-      y[i] = xhat[i] * scale[c] + shift[c];
-    }
-  }
+  const std::vector<float> mean_at = internal::repeat_to_group(mean, group);
+  const std::vector<float> inv_std_at = internal::repeat_to_group(inv_std_, group);
+  const std::vector<float> scale_at = internal::repeat_to_group(scale, group);
+  const std::vector<float> shift_at = internal::repeat_to_group(shift, group);
+  internal::for_each_in_groups(rows * channels, group, [&](int64_t i, int64_t j) {
+    xhat[i] = (x[i] - mean_at[j]) * inv_std_at[j];
+    y[i] = xhat[i] * scale_at[j] + shift_at[j];
+  });
   return output;
 }
 
@@ -123,15 +128,13 @@ Tensor BatchNormalization::backward(const Tensor& grad_output) {
   const int64_t rows = grad_output.num_elements() / channels;
   const float* g = grad_output.data<float>();
   const float* xhat = normalized_.data<float>();
+  const int64_t group = internal::column_sums_group(channels);
   std::vector<double> sum_g(static_cast<size_t>(channels), 0.0);
   std::vector<double> sum_g_xhat(static_cast<size_t>(channels), 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t i = r * channels + c;
-      sum_g[c] += g[i];
-      sum_g_xhat[c] += double{g[i]} * xhat[i];
-    }
-  }
+  internal::add_column_sums(g, rows, channels, sum_g.data());
+  internal::add_column_sums(
+      rows, channels, [&](int64_t i, int64_t) { return double{g[i]} * xhat[i]; },
+      sum_g_xhat.data());
   if (options_.scale) {
     float* dgamma = gamma_.gradient.data<float>();
     for (int64_t c = 0; c < channels; ++c) dgamma[c] = static_cast<float>(sum_g_xhat[c]);
@@ -155,12 +158,12 @@ Tensor BatchNormalization::backward(const Tensor& grad_output) {
       mean_gx[c] = static_cast<float>(sum_g_xhat[c] / double(rows));
     }
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t i = r * channels + c;
-      dx[i] = scale[c] * (g[i] - mean_g[c] - xhat[i] * mean_gx[c]);
-    }
-  }
+  const std::vector<float> scale_at = internal::repeat_to_group(scale, group);
+  const std::vector<float> mean_g_at = internal::repeat_to_group(mean_g, group);
+  const std::vector<float> mean_gx_at = internal::repeat_to_group(mean_gx, group);
+  internal::for_each_in_groups(rows * channels, group, [&](int64_t i, int64_t j) {
+    dx[i] = scale_at[j] * (g[i] - mean_g_at[j] - xhat[i] * mean_gx_at[j]);
+  });
   return grad_input;
 }
 

@@ -11,6 +11,7 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/model/column_sums.h"
 #include "sluice/model/gemm.h"
 
 namespace sluice {
@@ -339,9 +340,7 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
               cast_.round({buffers.dz.data(), values});
               dz = buffers.dz.data();
             }
-            for (int64_t r = 0; r < rows; ++r) {
-              for (int64_t f = 0; f < filters_; ++f) db[f] += dz[r * filters_ + f];
-            }
+            internal::add_column_sums(dz, rows, filters_, db);
             // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
             float* patches = buffers.patches.data();
             float* dpatches = buffers.dpatches.data();

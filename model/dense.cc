@@ -2,6 +2,7 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/model/column_sums.h"
 #include "sluice/model/gemm.h"
 
 namespace sluice {
@@ -84,9 +85,7 @@ Tensor Dense::backward(const Tensor& grad_output) {
   if (options_.use_bias) {
     float* db = bias_.gradient.data<float>();
     std::fill(db, db + units_, 0.0f);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t j = 0; j < units_; ++j) db[j] += g[r * units_ + j];
-    }
+    internal::add_column_sums(g, rows, units_, db);
   }
   if (!input_gradient_needed()) return no_gradient();
   Tensor grad_input = pool_.take(input_.shape());

@@ -1,8 +1,9 @@
 // The fast paths of the layers checked against plain reference loops: Conv2D's blocked im2col +
 // GEMM (both patch layouts, padding, strides, batches spanning many blocks and gradient chunks),
 // the GEMM kernel for every transpose combination and its own kernel for a small inner dimension,
-// max pooling's per-image backward, results that do not depend on the thread count, and reused
-// buffers never overwriting a tensor still held.
+// max pooling's per-image backward, the grouped column sums of bias and normalization gradients,
+// results that do not depend on the thread count, and reused buffers never overwriting a tensor
+// still held.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -14,6 +15,7 @@
 #include "sluice/core/errors.h"
 #include "sluice/model/activation_layer.h"
 #include "sluice/model/batch_normalization.h"
+#include "sluice/model/column_sums.h"
 #include "sluice/model/conv2d.h"
 #include "sluice/model/dense.h"
 #include "sluice/model/gemm.h"
@@ -393,6 +395,44 @@ TEST(KernelsTest, ReusedBuffersNeverOverwriteHeldTensors) {
   expect_held_output_kept(dense, {5, 7});
   Activation relu(ActivationFunction::kRelu);
   expect_held_output_kept(relu, {5, 7});
+}
+
+// Small integers sum exactly in any order, so the grouped sums must equal the plain ones exactly:
+// a value counted in the wrong column, twice or not at all shows. Column counts cover a group of
+// one row (16), of several (10, 20, 7), and too long for a group (50, 300); row counts leave a
+// partial group.
+TEST(KernelsTest, ColumnSumsEqualRowByRowSums) {
+  for (const int64_t columns : {1, 7, 10, 16, 20, 50, 300}) {
+    for (const int64_t rows : {0, 1, 3, 17, 1000}) {
+      std::vector<float> x(static_cast<size_t>(rows * columns));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 23) - 11.0f;
+      std::vector<float> expected(static_cast<size_t>(columns), 1.0f);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < columns; ++c) expected[c] += x[r * columns + c];
+      }
+      std::vector<float> sums(static_cast<size_t>(columns), 1.0f);  // Added to, not overwritten.
+      internal::add_column_sums(x.data(), rows, columns, sums.data());
+      EXPECT_EQ(sums, expected) << rows << "x" << columns;
+      // Values that depend on their column, through arrays repeated to the group.
+      std::vector<double> weight(static_cast<size_t>(columns));
+      for (int64_t c = 0; c < columns; ++c) weight[c] = static_cast<double>(c + 1);
+      const std::vector<double> weight_at =
+          internal::repeat_to_group(weight, internal::column_sums_group(columns));
+      std::vector<double> weighted(static_cast<size_t>(columns), 0.0);
+      internal::add_column_sums(
+          rows, columns, [&](int64_t i, int64_t j) { return x[i] * weight_at[j]; },
+          weighted.data());
+      std::vector<double> scaled(x.size());
+      internal::for_each_in_groups(rows * columns, internal::column_sums_group(columns),
+                                   [&](int64_t i, int64_t j) { scaled[i] = x[i] * weight_at[j]; });
+      for (int64_t c = 0; c < columns; ++c) {
+        EXPECT_EQ(weighted[c], (expected[c] - 1.0f) * weight[c]) << rows << "x" << columns;
+        for (int64_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(scaled[r * columns + c], x[r * columns + c] * weight[c]);
+        }
+      }
+    }
+  }
 }
 
 TEST(KernelsTest, TensorPoolReusesReleasedBuffersOfTheSameSize) {
