@@ -64,18 +64,15 @@ Tensor BatchNormalization::forward(const Tensor& input, bool training) {
   float* moving_var = moving_variance_.value.data<float>();
   if (used_batch_statistics_) {
     // Two passes in double: the one-pass E[x²] − E[x]² loses everything for large offsets.
-    std::vector<double> sum(static_cast<size_t>(channels), 0.0);
-    std::vector<double> sq(static_cast<size_t>(channels), 0.0);
-    internal::add_column_sums(x, rows, channels, sum.data());
+    std::vector<double> sum = internal::column_sums_in_chunks(
+        rows, channels, [x](int64_t i, int64_t) { return double{x[i]}; });
     for (int64_t c = 0; c < channels; ++c) sum[c] /= double(rows);
     const std::vector<double> mean_at = internal::repeat_to_group(sum, group);
-    internal::add_column_sums(
-        rows, channels,
-        [&](int64_t i, int64_t j) {
+    const std::vector<double> sq =
+        internal::column_sums_in_chunks(rows, channels, [&](int64_t i, int64_t j) {
           const double d = x[i] - mean_at[j];
           return d * d;
-        },
-        sq.data());
+        });
     const bool unbiased = options_.convention == BatchNormConvention::kPyTorch || input.rank() == 4;
     const double bessel = unbiased && rows > 1 ? double(rows) / double(rows - 1) : 1.0;
     // Both conventions as new = old·keep + batch·(1 − keep).
@@ -129,12 +126,10 @@ Tensor BatchNormalization::backward(const Tensor& grad_output) {
   const float* g = grad_output.data<float>();
   const float* xhat = normalized_.data<float>();
   const int64_t group = internal::column_sums_group(channels);
-  std::vector<double> sum_g(static_cast<size_t>(channels), 0.0);
-  std::vector<double> sum_g_xhat(static_cast<size_t>(channels), 0.0);
-  internal::add_column_sums(g, rows, channels, sum_g.data());
-  internal::add_column_sums(
-      rows, channels, [&](int64_t i, int64_t) { return double{g[i]} * xhat[i]; },
-      sum_g_xhat.data());
+  const std::vector<double> sum_g = internal::column_sums_in_chunks(
+      rows, channels, [g](int64_t i, int64_t) { return double{g[i]}; });
+  const std::vector<double> sum_g_xhat = internal::column_sums_in_chunks(
+      rows, channels, [&](int64_t i, int64_t) { return double{g[i]} * xhat[i]; });
   if (options_.scale) {
     float* dgamma = gamma_.gradient.data<float>();
     for (int64_t c = 0; c < channels; ++c) dgamma[c] = static_cast<float>(sum_g_xhat[c]);

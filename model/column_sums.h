@@ -6,6 +6,9 @@
 // their columns at the end. The order of the additions is fixed by the shape alone.
 #pragma once
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -48,7 +51,8 @@ void add_column_sums(int64_t rows, int64_t columns, const Value& value, Sum* sum
 // The plain case: sums[c] += Σ_r x[r·columns + c].
 template <class Sum>
 void add_column_sums(const float* x, int64_t rows, int64_t columns, Sum* sums) {
-  add_column_sums(rows, columns, [x](int64_t i, int64_t) { return Sum(x[i]); }, sums);
+  add_column_sums(
+      rows, columns, [x](int64_t i, int64_t) { return Sum(x[i]); }, sums);
 }
 
 // Per-column values by place in a group: values[j mod columns] for j < group.
@@ -59,14 +63,44 @@ std::vector<T> repeat_to_group(const std::vector<T>& values, int64_t group) {
   return out;
 }
 
-// f(i, i mod group) for every i < n, group by group: elementwise work whose per-column values
-// come from repeat_to_group arrays, in loops as long as a group.
+// f(i, i mod group) for every i < n, group by group, groups in parallel: elementwise work whose
+// per-column values come from repeat_to_group arrays, in loops as long as a group.
 template <class F>
 void for_each_in_groups(int64_t n, int64_t group, const F& f) {
-  for (int64_t begin = 0; begin < n; begin += group) {
-    const int64_t length = std::min(group, n - begin);
-    for (int64_t j = 0; j < length; ++j) f(begin + j, j);
+  constexpr int64_t kGroupsPerTask = 256;
+  const int64_t groups = (n + group - 1) / group;
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, groups, kGroupsPerTask),
+                            [&](const auto& range) {
+                              for (int64_t g = range.begin(); g != range.end(); ++g) {
+                                const int64_t begin = g * group;
+                                const int64_t length = std::min(group, n - begin);
+                                for (int64_t j = 0; j < length; ++j) f(begin + j, j);
+                              }
+                            });
+}
+
+// The column sums of add_column_sums, in double, of a fixed number of chunks of rows summed in
+// parallel and added in chunk order: the result does not depend on the thread count.
+template <class Value>
+std::vector<double> column_sums_in_chunks(int64_t rows, int64_t columns, const Value& value) {
+  constexpr int64_t kChunks = 8;
+  std::vector<double> partial(static_cast<size_t>(kChunks * columns), 0.0);
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, kChunks, 1),
+                            [&](const auto& range) {
+                              for (int64_t k = range.begin(); k != range.end(); ++k) {
+                                const int64_t first = rows * k / kChunks;
+                                const int64_t base = first * columns;
+                                add_column_sums(
+                                    rows * (k + 1) / kChunks - first, columns,
+                                    [&](int64_t i, int64_t j) { return value(base + i, j); },
+                                    partial.data() + k * columns);
+                              }
+                            });
+  std::vector<double> sums(static_cast<size_t>(columns), 0.0);
+  for (int64_t k = 0; k < kChunks; ++k) {
+    for (int64_t c = 0; c < columns; ++c) sums[c] += partial[k * columns + c];
   }
+  return sums;
 }
 
 }  // namespace sluice::internal
