@@ -108,10 +108,14 @@ Tensor BatchNormalization::forward(const Tensor& input, bool training) {
   const std::vector<float> inv_std_at = internal::repeat_to_group(inv_std_, group);
   const std::vector<float> scale_at = internal::repeat_to_group(scale, group);
   const std::vector<float> shift_at = internal::repeat_to_group(shift, group);
-  internal::for_each_in_groups(rows * channels, group, [&](int64_t i, int64_t j) {
-    xhat[i] = (x[i] - mean_at[j]) * inv_std_at[j];
-    y[i] = xhat[i] * scale_at[j] + shift_at[j];
-  });
+  // Two loops, each storing through one pointer: a loop storing both would need more run-time
+  // checks that its arrays do not overlap than GCC makes, and would not vectorise.
+  internal::for_each_in_groups(rows * channels, group,
+                               [x, xhat, m = mean_at.data(), s = inv_std_at.data()](
+                                   int64_t i, int64_t j) { xhat[i] = (x[i] - m[j]) * s[j]; });
+  internal::for_each_in_groups(rows * channels, group,
+                               [xhat, y, a = scale_at.data(), b = shift_at.data()](
+                                   int64_t i, int64_t j) { y[i] = xhat[i] * a[j] + b[j]; });
   return output;
 }
 
@@ -156,9 +160,10 @@ Tensor BatchNormalization::backward(const Tensor& grad_output) {
   const std::vector<float> scale_at = internal::repeat_to_group(scale, group);
   const std::vector<float> mean_g_at = internal::repeat_to_group(mean_g, group);
   const std::vector<float> mean_gx_at = internal::repeat_to_group(mean_gx, group);
-  internal::for_each_in_groups(rows * channels, group, [&](int64_t i, int64_t j) {
-    dx[i] = scale_at[j] * (g[i] - mean_g_at[j] - xhat[i] * mean_gx_at[j]);
-  });
+  internal::for_each_in_groups(
+      rows * channels, group,
+      [dx, g, xhat, s = scale_at.data(), mg = mean_g_at.data(), mgx = mean_gx_at.data()](
+          int64_t i, int64_t j) { dx[i] = s[j] * (g[i] - mg[j] - xhat[i] * mgx[j]); });
   return grad_input;
 }
 
