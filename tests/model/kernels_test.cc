@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sluice/core/errors.h"
@@ -301,13 +302,15 @@ TEST(GemmKernelsTest, TheWidestKernelRunsUnlessAnotherIsForced) {
 }
 
 // Channel counts below, at and off the 4-channel groups of the vectorised forward pass.
-class MaxPoolingTest : public ::testing::TestWithParam<int64_t> {};
+// Channels, and the pool size: 2×2 windows have a path of their own.
+class MaxPoolingTest : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> {};
 
 TEST_P(MaxPoolingTest, BackwardRoutesEachGradientToTheFirstMaximum) {
-  const int64_t c = GetParam();
-  // Overlapping windows (stride 1 < pool 2) send several gradients to one input. Values on a
+  const auto [c, size] = GetParam();
+  const int64_t oh = 4 - size + 1, ow = 5 - size + 1;
+  // Overlapping windows (stride 1 < pool size) send several gradients to one input. Values on a
   // coarse grid make ties (the first maximum wins), and a few NaNs must propagate.
-  MaxPooling2D pool(2, {.strides = 1});
+  MaxPooling2D pool(size, {.strides = 1});
   Tensor x = random_tensor({6, 4, 5, c}, 20);
   float* xv = x.data<float>();
   for (int64_t i = 0; i < x.num_elements(); ++i) xv[i] = std::round(xv[i] * 2);
@@ -316,19 +319,19 @@ TEST_P(MaxPoolingTest, BackwardRoutesEachGradientToTheFirstMaximum) {
   const Tensor dy = random_tensor(y.shape(), 21);
   std::vector<double> dx(static_cast<size_t>(x.num_elements()), 0.0);
   for (int64_t n = 0; n < 6; ++n) {
-    for (int64_t oy = 0; oy < 3; ++oy) {
-      for (int64_t ox = 0; ox < 4; ++ox) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
         for (int64_t ch = 0; ch < c; ++ch) {
           int64_t best = -1;
-          for (int64_t iy = oy; iy < oy + 2; ++iy) {
-            for (int64_t ix = ox; ix < ox + 2; ++ix) {
+          for (int64_t iy = oy; iy < oy + size; ++iy) {
+            for (int64_t ix = ox; ix < ox + size; ++ix) {
               const int64_t i = ((n * 4 + iy) * 5 + ix) * c + ch;
               if (best < 0 || xv[i] > xv[best] || (std::isnan(xv[i]) && !std::isnan(xv[best]))) {
                 best = i;
               }
             }
           }
-          const int64_t o = ((n * 3 + oy) * 4 + ox) * c + ch;
+          const int64_t o = ((n * oh + oy) * ow + ox) * c + ch;
           const float got = y.data<float>()[o];
           EXPECT_TRUE(got == xv[best] || (std::isnan(got) && std::isnan(xv[best]))) << o;
           dx[static_cast<size_t>(best)] += dy.data<float>()[o];
@@ -339,7 +342,9 @@ TEST_P(MaxPoolingTest, BackwardRoutesEachGradientToTheFirstMaximum) {
   expect_near_all(pool.backward(dy), dx, "dx");
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, MaxPoolingTest, ::testing::Values(1, 3, 4, 7, 10));
+INSTANTIATE_TEST_SUITE_P(Kernels, MaxPoolingTest,
+                         ::testing::Combine(::testing::Values(1, 3, 4, 7, 10),
+                                            ::testing::Values(2, 3)));
 
 // One fashion-cnn training step's loss and first-layer kernel gradient under `threads` threads.
 std::vector<float> fashion_step(int threads) {
