@@ -17,6 +17,7 @@ namespace {
 // the functions work elementwise or row by row (softmax), so the split never changes a result.
 template <class F>
 void for_row_ranges(int64_t elements, int64_t cols, const F& f) {
+  if (elements == 0) return;
   constexpr int64_t kGrain = 16 * 1024;
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<int64_t>(0, elements / cols, std::max<int64_t>(1, kGrain / cols)),

@@ -19,8 +19,10 @@ namespace sluice::internal {
 
 constexpr int64_t kMaxColumnSumsGroup = 256;
 
-// The group's length: lcm(columns, 16) where that is short enough, else one row.
+// The group's length: lcm(columns, 16) where that is short enough, else one row (and 1 for a
+// matrix without columns, whose loops then do nothing).
 inline int64_t column_sums_group(int64_t columns) {
+  if (columns <= 0) return 1;
   const int64_t group = std::lcm(columns, int64_t{16});
   return group <= kMaxColumnSumsGroup ? group : columns;
 }
@@ -32,6 +34,7 @@ template <class Sum, class Value>
 void add_column_sums(int64_t rows, int64_t columns, const Value& value, Sum* sums) {
   const int64_t group = column_sums_group(columns);
   const int64_t n = rows * columns;
+  if (n <= 0) return;
   if (group > kMaxColumnSumsGroup) {
     for (int64_t i = 0; i < n; i += columns) {
       for (int64_t c = 0; c < columns; ++c) sums[c] += value(i + c, c);
