@@ -3,8 +3,8 @@
 // PyTorch gets in bench/peers/pytorch_fashion_cnn.py; the forward pass alone (inference); and one
 // full shuffled epoch of Fashion-MNIST's 60,000 training images (skipped when the dataset is not
 // installed), the figure the peer script prints as epoch_seconds; each of its layers with weights
-// alone, in GFLOP/s. Also the kernel-gradient product
-// of tpu-guide-cnn's first Dense layer on Eigen's GEMM and on the small-k kernel, side by side.
+// alone, in GFLOP/s. Also the kernel-gradient product of tpu-guide-cnn's first Dense layer, whose
+// inner dimension is small, on Eigen's GEMM and on the register-tile kernel, side by side.
 #include <benchmark/benchmark.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -119,7 +119,7 @@ BENCHMARK(BM_FashionCnnLayer)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->
 
 // dW = xᵀ · dz of tpu-guide-cnn's Dense(256) on its flattened [rows, 147456] input, for a
 // per-replica batch of k rows: a 151 MB C from a tiny inner dimension. Arguments: k, the kernel
-// (0: Eigen's product, 1: the small-k kernel), threads. CPU time is the whole process's.
+// (0: Eigen's product, 1: the register-tile kernel), threads. CPU time is the whole process's.
 void BM_GemmSmallK(benchmark::State& state) {
   constexpr int64_t m = 147456, n = 256;
   const int64_t k = state.range(0);
@@ -141,7 +141,7 @@ void BM_GemmSmallK(benchmark::State& state) {
   });
   internal::force_eigen_gemm(false);
   state.SetBytesProcessed(state.iterations() * m * n * int64_t{sizeof(float)});
-  state.SetLabel(state.range(1) == 0 ? "eigen" : "small-k");
+  state.SetLabel(state.range(1) == 0 ? "eigen" : "tiles");
 }
 BENCHMARK(BM_GemmSmallK)
     ->ArgsProduct({{16, 32}, {0, 1}, {1, 2}})

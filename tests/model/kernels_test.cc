@@ -427,6 +427,10 @@ TEST(KernelsTest, ColumnSumsEqualRowByRowSums) {
       internal::add_column_sums(
           rows, columns, [&](int64_t i, int64_t j) { return x[i] * weight_at[j]; },
           weighted.data());
+      // The same sums over fixed chunks of rows in parallel, chunk sums added in order.
+      const std::vector<double> chunked = internal::column_sums_in_chunks(
+          rows, columns, [&](int64_t i, int64_t j) { return x[i] * weight_at[j]; });
+      EXPECT_EQ(chunked, weighted) << rows << "x" << columns;
       std::vector<double> scaled(x.size());
       internal::for_each_in_groups(rows * columns, internal::column_sums_group(columns),
                                    [&](int64_t i, int64_t j) { scaled[i] = x[i] * weight_at[j]; });
