@@ -42,7 +42,7 @@ struct Kernels {
   TileRows tiles;  // Null where the register-tile kernel is not built.
 };
 
-#if SLUICE_GEMM_TILES
+#if SLUICE_SIMD
 constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows};
 #else
 constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr};

@@ -8,20 +8,15 @@
 //
 // Like gemm_kernel.h it has internal linkage and is compiled once per instruction set: by gemm.cc
 // for the baseline (SSE, 4-float vectors), by gemm_avx2.cc for AVX2 + FMA (8-float vectors) and by
-// gemm_avx512.cc for AVX-512 (16-float vectors). Without SSE2 (other architectures) it is not
-// built and gemm() keeps Eigen's product.
+// gemm_avx512.cc for AVX-512 (16-float vectors), on simd.h's vectors. Without SSE2 (other
+// architectures) it is not built and gemm() keeps Eigen's product.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#define SLUICE_GEMM_TILES 1
-#else
-#define SLUICE_GEMM_TILES 0
-#endif
+#include "sluice/model/simd.h"
 
 namespace sluice::internal {
 namespace {
@@ -35,55 +30,11 @@ constexpr int64_t kSmallKMax = 64;
 // the fashion-cnn's convolutions this kernel ran 1.3-2.9x as fast as Eigen's (AVX-512).
 constexpr int64_t kNarrowMax = 32;
 
-#if SLUICE_GEMM_TILES
+#if SLUICE_SIMD
 
 namespace tiles {
 
-#if defined(__AVX512F__)
-using Vec = __m512;
-constexpr int64_t kLanes = 16;
-inline Vec load(const float* p) { return _mm512_loadu_ps(p); }
-inline Vec broadcast(float x) { return _mm512_set1_ps(x); }
-inline Vec multiply_add(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
-inline void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
-inline void stream(float* p, Vec v) { _mm512_stream_ps(p, v); }
-inline __mmask16 first_lanes(int64_t lanes) { return static_cast<__mmask16>((1u << lanes) - 1); }
-inline Vec load_part(const float* p, int64_t lanes) {
-  return _mm512_maskz_loadu_ps(first_lanes(lanes), p);
-}
-inline void store_part(float* p, Vec v, int64_t lanes) {
-  _mm512_mask_storeu_ps(p, first_lanes(lanes), v);
-}
-#else
-#if defined(__AVX2__) && defined(__FMA__)
-using Vec = __m256;
-constexpr int64_t kLanes = 8;
-inline Vec load(const float* p) { return _mm256_loadu_ps(p); }
-inline Vec broadcast(float x) { return _mm256_set1_ps(x); }
-inline Vec multiply_add(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
-inline void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
-inline void stream(float* p, Vec v) { _mm256_stream_ps(p, v); }
-#else
-using Vec = __m128;
-constexpr int64_t kLanes = 4;
-inline Vec load(const float* p) { return _mm_loadu_ps(p); }
-inline Vec broadcast(float x) { return _mm_set1_ps(x); }
-inline Vec multiply_add(Vec a, Vec b, Vec c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
-inline void store(float* p, Vec v) { _mm_storeu_ps(p, v); }
-inline void stream(float* p, Vec v) { _mm_stream_ps(p, v); }
-#endif
-// Without masked moves, a part of a vector goes through a whole one on the stack.
-inline Vec load_part(const float* p, int64_t lanes) {
-  alignas(64) float whole[kLanes] = {};
-  std::memcpy(whole, p, static_cast<size_t>(lanes) * sizeof(float));
-  return load(whole);
-}
-inline void store_part(float* p, Vec v, int64_t lanes) {
-  alignas(64) float whole[kLanes];
-  store(whole, v);
-  std::memcpy(p, whole, static_cast<size_t>(lanes) * sizeof(float));
-}
-#endif
+using namespace simd;
 
 // A register tile of C is kRows rows by kVectors vectors: 12 accumulators, which leaves room in 16
 // vector registers for the row of B and the broadcast element of A. Three rows by four vectors
@@ -318,7 +269,7 @@ void tile_gemm_rows(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t
   if (streamed) _mm_sfence();
 }
 
-#endif  // SLUICE_GEMM_TILES
+#endif  // SLUICE_SIMD
 
 }  // namespace
 }  // namespace sluice::internal
