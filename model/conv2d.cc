@@ -5,6 +5,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "sluice/core/strings.h"
 #include "sluice/model/column_sums.h"
 #include "sluice/model/gemm.h"
+#include "sluice/model/one_channel_conv.h"
 
 namespace sluice {
 namespace {
@@ -180,6 +182,15 @@ ConvGeometry geometry(const Shape& in, Size2D kernel, const Conv2DOptions& optio
           x.pad_before};
 }
 
+// The direct kernels' geometry where they run for this layer, instead of im2col + GEMM.
+std::optional<internal::OneChannelConv> one_channel(const ConvGeometry& g, int64_t filters) {
+  if (!g.transposed()) return std::nullopt;
+  const internal::OneChannelConv direct{g.h,  g.w,  g.kh,      g.kw,       g.sh,
+                                        g.oh, g.ow, g.pad_top, g.pad_left, filters};
+  if (!internal::one_channel_conv_runs(direct)) return std::nullopt;
+  return direct;
+}
+
 }  // namespace
 
 Conv2D::Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options)
@@ -228,10 +239,12 @@ struct Conv2D::Workspace {
     std::vector<float> patches;
     std::vector<float> dpatches;
     std::vector<float> dz;
+    std::vector<float> padded;  // one padded image for the direct kernels
   };
   // Each task takes the buffers of the thread running it; sized on first use, then reused.
   oneapi::tbb::enumerable_thread_specific<Buffers> buffers;
-  std::vector<float> partial;  // kGradientChunks × (kernel + bias) partial gradients.
+  std::vector<float> partial;        // kGradientChunks × (kernel + bias) partial gradients.
+  std::vector<float> padded_kernel;  // the direct kernels' kernel and bias
 };
 
 Conv2D::~Conv2D() = default;
@@ -252,28 +265,43 @@ Tensor Conv2D::forward(const Tensor& input, bool training) {
   const int64_t out_size = g.positions() * filters_;
   const int64_t per_block = images_per_block(g);
   const int64_t blocks = (batch + per_block - 1) / per_block;
+  const std::optional<internal::OneChannelConv> direct = one_channel(g, filters_);
+  if (direct) {
+    workspace_->padded_kernel.resize(static_cast<size_t>(direct->padded_kernel_floats()));
+    internal::pad_kernel(*direct, kernel, bias, workspace_->padded_kernel.data());
+  }
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<int64_t>(0, blocks, 1), [&](const auto& range) {
-        std::vector<float>& patches = workspace_->buffers.local().patches;
+        Workspace::Buffers& buffers = workspace_->buffers.local();
+        std::vector<float>& patches = buffers.patches;
         for (int64_t block = range.begin(); block != range.end(); ++block) {
           const int64_t n0 = block * per_block;
           const int64_t count = std::min(per_block, batch - n0);
           const int64_t rows = count * g.positions();
-          patches.resize(std::max<size_t>(patches.size(), static_cast<size_t>(rows * g.patch())));
           float* out = y + n0 * out_size;
-          if (g.transposed()) {
-            im2col_transposed(g, x + n0 * g.image_size(), count, patches.data());
-            internal::gemm(true, false, rows, filters_, g.patch(), patches.data(), kernel, out,
-                           false);
+          if (direct) {
+            buffers.padded.resize(static_cast<size_t>(direct->padded_floats()));
+            for (int64_t i = 0; i < count; ++i) {
+              internal::one_channel_conv_forward(*direct, x + (n0 + i) * g.image_size(),
+                                                 workspace_->padded_kernel.data(),
+                                                 buffers.padded.data(), out + i * out_size);
+            }
           } else {
-            im2col(g, x + n0 * g.image_size(), count, patches.data());
-            internal::gemm(false, false, rows, filters_, g.patch(), patches.data(), kernel, out,
-                           false);
-          }
-          if (bias) {
-            for (int64_t r = 0; r < rows; ++r) {
-              float* o = out + r * filters_;
-              for (int64_t f = 0; f < filters_; ++f) o[f] += bias[f];
+            patches.resize(std::max<size_t>(patches.size(), static_cast<size_t>(rows * g.patch())));
+            if (g.transposed()) {
+              im2col_transposed(g, x + n0 * g.image_size(), count, patches.data());
+              internal::gemm(true, false, rows, filters_, g.patch(), patches.data(), kernel, out,
+                             false);
+            } else {
+              im2col(g, x + n0 * g.image_size(), count, patches.data());
+              internal::gemm(false, false, rows, filters_, g.patch(), patches.data(), kernel, out,
+                             false);
+            }
+            if (bias) {
+              for (int64_t r = 0; r < rows; ++r) {
+                float* o = out + r * filters_;
+                for (int64_t f = 0; f < filters_; ++f) o[f] += bias[f];
+              }
             }
           }
           std::span<float> values(out, static_cast<size_t>(rows * filters_));
@@ -299,10 +327,15 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   const int64_t batch = output_.dim(0);
   const int64_t out_size = g.positions() * filters_;
   const int64_t kernel_size = g.patch() * filters_;
-  const int64_t partial_size = kernel_size + filters_;
   const bool linear = options_.activation == ActivationFunction::kLinear;
 
   const bool input_gradient = input_gradient_needed();
+  // The direct kernels compute no input gradient: a first layer, which needs none, takes them.
+  const std::optional<internal::OneChannelConv> direct =
+      input_gradient ? std::nullopt : one_channel(g, filters_);
+  // Each chunk's kernel gradient, its rows of filters padded where the direct kernels run.
+  const int64_t partial_kernel = direct ? direct->taps() * direct->filters_stride() : kernel_size;
+  const int64_t partial_size = partial_kernel + filters_;
   Tensor grad_input = input_gradient ? pool_.take(input_.shape()) : no_gradient();
   const float* x = input_.data<float>();
   const float* y = output_.data<float>();
@@ -320,16 +353,11 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
         Workspace::Buffers& buffers = workspace_->buffers.local();
         for (int64_t chunk = range.begin(); chunk != range.end(); ++chunk) {
           float* dk = partial.data() + chunk * partial_size;
-          float* db = dk + kernel_size;
+          float* db = dk + partial_kernel;
           const int64_t chunk_end = batch * (chunk + 1) / chunks;
           for (int64_t n0 = batch * chunk / chunks; n0 < chunk_end; n0 += per_block) {
             const int64_t count = std::min(per_block, chunk_end - n0);
             const int64_t rows = count * g.positions();
-            const size_t patch_floats = static_cast<size_t>(rows * g.patch());
-            buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
-            if (input_gradient) {
-              buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
-            }
             // dz = dL/d(pre-activation) of this block.
             const float* dz = dy + n0 * out_size;
             if (!linear) {
@@ -341,6 +369,19 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
               dz = buffers.dz.data();
             }
             internal::add_column_sums(dz, rows, filters_, db);
+            if (direct) {
+              buffers.padded.resize(static_cast<size_t>(direct->padded_floats()));
+              for (int64_t i = 0; i < count; ++i) {
+                internal::one_channel_kernel_gradient(*direct, x + (n0 + i) * g.image_size(),
+                                                      dz + i * out_size, buffers.padded.data(), dk);
+              }
+              continue;
+            }
+            const size_t patch_floats = static_cast<size_t>(rows * g.patch());
+            buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
+            if (input_gradient) {
+              buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
+            }
             // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
             float* patches = buffers.patches.data();
             float* dpatches = buffers.dpatches.data();
@@ -370,9 +411,13 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   if (db) std::fill(db, db + filters_, 0.0f);
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const float* part = partial.data() + chunk * partial_size;
-    for (int64_t i = 0; i < kernel_size; ++i) dk[i] += part[i];
+    if (direct) {
+      internal::fold_kernel_gradient(*direct, part, dk);
+    } else {
+      for (int64_t i = 0; i < kernel_size; ++i) dk[i] += part[i];
+    }
     if (db) {
-      for (int64_t f = 0; f < filters_; ++f) db[f] += part[kernel_size + f];
+      for (int64_t f = 0; f < filters_; ++f) db[f] += part[partial_kernel + f];
     }
   }
   return grad_input;

@@ -10,6 +10,8 @@
 #include "sluice/core/strings.h"
 #include "sluice/model/gemm_kernel.h"
 #include "sluice/model/gemm_tiles.h"
+#include "sluice/model/one_channel_conv.h"
+#include "sluice/model/one_channel_conv_kernels.h"
 
 namespace sluice::internal {
 
@@ -26,6 +28,14 @@ void gemm_rows_avx512(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1
                       bool accumulate);
 void tile_gemm_rows_avx512(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t n,
                            int64_t k, const float* a, const float* b, float* c, bool accumulate);
+void one_channel_conv_forward_avx2(const OneChannelConv& g, const float* image,
+                                   const float* padded_kernel, float* scratch, float* out);
+void one_channel_kernel_gradient_avx2(const OneChannelConv& g, const float* image,
+                                      const float* dout, float* scratch, float* gradient);
+void one_channel_conv_forward_avx512(const OneChannelConv& g, const float* image,
+                                     const float* padded_kernel, float* scratch, float* out);
+void one_channel_kernel_gradient_avx512(const OneChannelConv& g, const float* image,
+                                        const float* dout, float* scratch, float* gradient);
 #endif
 
 namespace {
@@ -34,18 +44,23 @@ using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_
                           const float*, float*, bool);
 using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
+using ConvForward = void (*)(const OneChannelConv&, const float*, const float*, float*, float*);
+using ConvGradient = void (*)(const OneChannelConv&, const float*, const float*, float*, float*);
 
-// One instruction set's kernels.
+// One instruction set's kernels. The own ones are null where they are not built (without SIMD).
 struct Kernels {
   const char* name;
   GemmRows eigen;
-  TileRows tiles;  // Null where the register-tile kernel is not built.
+  TileRows tiles;
+  ConvForward conv_forward;
+  ConvGradient conv_gradient;
 };
 
 #if SLUICE_SIMD
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows};
+constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows, one_channel::forward,
+                            one_channel::kernel_gradient};
 #else
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr};
+constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr, nullptr, nullptr};
 #endif
 
 // The kernels this CPU runs, narrowest first.
@@ -53,8 +68,11 @@ const std::vector<const Kernels*>& available_kernels() {
   static const std::vector<const Kernels*> available = [] {
     std::vector<const Kernels*> kernels{&kBaseline};
 #ifdef SLUICE_GEMM_X86
-    static constexpr Kernels kAvx2{"avx2", gemm_rows_avx2, tile_gemm_rows_avx2};
-    static constexpr Kernels kAvx512{"avx512", gemm_rows_avx512, tile_gemm_rows_avx512};
+    static constexpr Kernels kAvx2{"avx2", gemm_rows_avx2, tile_gemm_rows_avx2,
+                                   one_channel_conv_forward_avx2, one_channel_kernel_gradient_avx2};
+    static constexpr Kernels kAvx512{"avx512", gemm_rows_avx512, tile_gemm_rows_avx512,
+                                     one_channel_conv_forward_avx512,
+                                     one_channel_kernel_gradient_avx512};
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
       kernels.push_back(&kAvx2);
@@ -134,6 +152,30 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, c
                                 rows(r0, std::min(m, r0 + kRowBlock));
                               }
                             });
+}
+
+// one_channel_conv.h's kernels, chosen with the GEMM's.
+namespace {
+std::atomic<bool> force_im2col{false};
+}  // namespace
+
+bool one_channel_conv_runs(const OneChannelConv& g) {
+  // The padded image is read again by every tile: it should stay within L2.
+  constexpr int64_t kPaddedMax = 64 * 1024;
+  return kernels().conv_forward != nullptr && g.padded_floats() <= kPaddedMax &&
+         !force_im2col.load(std::memory_order_relaxed);
+}
+
+void force_one_channel_im2col(bool force) { force_im2col.store(force, std::memory_order_relaxed); }
+
+void one_channel_conv_forward(const OneChannelConv& g, const float* image,
+                              const float* padded_kernel, float* scratch, float* out) {
+  kernels().conv_forward(g, image, padded_kernel, scratch, out);
+}
+
+void one_channel_kernel_gradient(const OneChannelConv& g, const float* image, const float* dout,
+                                 float* scratch, float* gradient) {
+  kernels().conv_gradient(g, image, dout, scratch, gradient);
 }
 
 }  // namespace sluice::internal

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "sluice/model/dense.h"
 #include "sluice/model/gemm.h"
 #include "sluice/model/losses.h"
+#include "sluice/model/one_channel_conv.h"
 #include "sluice/model/pooling.h"
 #include "sluice/model/presets.h"
 #include "sluice/model/tensor_pool.h"
@@ -282,6 +284,66 @@ TEST_P(GemmTest, SmallInnerDimensionAgreesWithEigen) {
   internal::force_eigen_gemm(false);
   for (int64_t i = 0; i < m * n; ++i) {
     ASSERT_NEAR(own.data<float>()[i], eigen.data<float>()[i], 1e-5f) << i;
+  }
+}
+
+// A first layer of one channel (no input gradient) takes the direct kernels of one_channel_conv.h.
+// They match the direct reference, and their sums run in the order of im2col + GEMM's: the output
+// bit for bit, and the kernel gradient too where that product takes the register-tile kernel (up to
+// kNarrowMax = 32 filters; Eigen's, for more, sums in another order). Widths off the tiles' 12
+// positions, filters within one vector, across several (17, 40) and across several strips of
+// vectors (70), padding and a vertical stride, batches of many chunks.
+TEST_P(GemmTest, OneChannelConvolutionMatchesIm2colBitForBit) {
+  const ConvCase cases[] = {{37, 28, 28, 1, 10, 5, 5, 1, 1, Padding::kValid},
+                            {9, 11, 13, 1, 3, 3, 4, 2, 1, Padding::kSame},
+                            {5, 9, 7, 1, 17, 3, 3, 1, 1, Padding::kSame},
+                            {3, 6, 25, 1, 40, 2, 5, 3, 1, Padding::kValid},
+                            {2, 7, 6, 1, 70, 3, 3, 1, 1, Padding::kSame},
+                            {4, 5, 5, 1, 1, 5, 5, 1, 1, Padding::kValid}};
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.h << "x" << c.w << " -> " << c.filters << " kernel "
+                                      << c.kh << "x" << c.kw << " stride " << c.sh);
+    const WindowGeometry gy = window_geometry(c.h, c.kh, c.sh, c.padding);
+    const WindowGeometry gx = window_geometry(c.w, c.kw, c.sw, c.padding);
+    ASSERT_TRUE(internal::one_channel_conv_runs({c.h, c.w, c.kh, c.kw, c.sh, gy.output, gx.output,
+                                                 gy.pad_before, gx.pad_before, c.filters}));
+    const Tensor x = random_tensor({c.batch, c.h, c.w, 1}, 7);
+    const Tensor dy = random_tensor({c.batch, gy.output, gx.output, c.filters}, 5);
+    struct Run {
+      Tensor kernel, bias, y, dkernel, dbias;
+    };
+    auto run = [&](bool im2col) {
+      internal::force_one_channel_im2col(im2col);
+      Conv2D conv(c.filters, {c.kh, c.kw}, {.strides = {c.sh, c.sw}, .padding = c.padding});
+      conv.build({c.h, c.w, 1}, 3);
+      conv.bias().value = random_tensor({c.filters}, 4);
+      conv.set_input_gradient_needed(false);
+      Run r{conv.kernel().value, conv.bias().value, conv.forward(x, true).clone(), {}, {}};
+      conv.backward(dy);
+      r.dkernel = conv.kernel().gradient.clone();
+      r.dbias = conv.bias().gradient.clone();
+      internal::force_one_channel_im2col(false);
+      return r;
+    };
+    const Run direct = run(false);
+    const ConvReference reference = reference_conv(c, x, direct.kernel, direct.bias, dy);
+    expect_near_all(direct.y, reference.y, "y");
+    expect_near_all(direct.dkernel, reference.dkernel, "dkernel");
+    expect_near_all(direct.dbias, reference.dbias, "dbias");
+
+    const Run im2col = run(true);
+    auto expect_same_bits = [](const Tensor& a, const Tensor& b, const char* what) {
+      ASSERT_EQ(a.shape(), b.shape()) << what;
+      const auto av = a.values<float>();
+      const auto bv = b.values<float>();
+      int64_t differ = 0;
+      for (size_t i = 0; i < av.size(); ++i) {
+        differ += std::memcmp(&av[i], &bv[i], sizeof(float)) != 0;
+      }
+      EXPECT_EQ(differ, 0) << what << ": " << differ << " of " << av.size() << " differ";
+    };
+    expect_same_bits(direct.y, im2col.y, "y");
+    if (c.filters <= 32) expect_same_bits(direct.dkernel, im2col.dkernel, "dkernel");
   }
 }
 

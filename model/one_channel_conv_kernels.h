@@ -1,0 +1,210 @@
+// one_channel_conv.h's kernels, for the instruction set of the including file: compiled by gemm.cc
+// for the baseline, by gemm_avx2.cc and by gemm_avx512.cc, like gemm_tiles.h and with its internal
+// linkage. Their tiles are gemm_tiles.h's: 12 accumulators, each multiply-add a broadcast pixel
+// times a vector of filters, so that a tile loads one vector per step and otherwise only pixels.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "sluice/model/one_channel_conv.h"
+#include "sluice/model/simd.h"
+
+#if SLUICE_SIMD
+
+namespace sluice::internal {
+namespace {
+namespace one_channel {
+
+using namespace simd;
+
+constexpr int64_t kAccumulators = 12;
+// Tiles cover at most this many vectors of filters; more filters take several strips of them.
+constexpr int64_t kMaxVectors = 4;
+
+template <int64_t N>
+using Constant = std::integral_constant<int64_t, N>;
+
+// Calls f(Constant<v>) for the runtime 1 <= v <= kMax.
+template <int64_t kMax, typename F>
+inline void with_vectors(int64_t v, F&& f) {
+  if constexpr (kMax > 1) {
+    if (v < kMax) return with_vectors<kMax - 1>(v, f);
+  }
+  f(Constant<kMax>{});
+}
+
+// Calls f(Constant<r>) for the runtime 1 <= r <= kMax.
+template <int64_t kMax, typename F>
+inline void with_rows(int64_t r, F&& f) {
+  if constexpr (kMax > 1) {
+    if (r < kMax) return with_rows<kMax - 1>(r, f);
+  }
+  f(Constant<kMax>{});
+}
+
+// padded[padded_rows, padded_width] = the image with the windows' zeros around it.
+void pad_image(const OneChannelConv& g, const float* image, float* padded) {
+  const int64_t width = g.padded_width();
+  const int64_t x0 = std::min(g.pad_left, width);
+  const int64_t x1 = std::clamp(g.pad_left + g.w, x0, width);
+  for (int64_t r = 0; r < g.padded_rows(); ++r) {
+    float* dst = padded + r * width;
+    const int64_t iy = r - g.pad_top;
+    if (iy < 0 || iy >= g.h) {
+      std::fill_n(dst, width, 0.0f);
+      continue;
+    }
+    std::fill_n(dst, x0, 0.0f);
+    std::copy(image + iy * g.w + x0 - g.pad_left, image + iy * g.w + x1 - g.pad_left, dst + x0);
+    std::fill_n(dst + x1, width - x1, 0.0f);
+  }
+}
+
+// Output positions (oy, ox .. ox + kTileRows), filter vectors [v0, v0 + kTileVectors): the sum over
+// the taps, then the bias. Unless `exact`, a position's last vector is stored whole even past its
+// filters, onto the positions after it, which are stored later.
+template <int64_t kTileRows, int64_t kTileVectors>
+inline void forward_tile(const OneChannelConv& g, const float* padded, const float* kernel,
+                         int64_t oy, int64_t ox, int64_t v0, bool exact, float* out) {
+  const int64_t stride = g.filters_stride();
+  const int64_t width = g.padded_width();
+  Vec acc[kTileRows][kTileVectors];
+  for (int64_t r = 0; r < kTileRows; ++r) {
+    for (int64_t v = 0; v < kTileVectors; ++v) acc[r][v] = broadcast(0.0f);
+  }
+  const float* window = padded + oy * g.sh * width + ox;
+  const float* k = kernel + v0 * kLanes;
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx, k += stride) {
+      Vec weights[kTileVectors];
+      for (int64_t v = 0; v < kTileVectors; ++v) weights[v] = load(k + v * kLanes);
+      const float* pixels = window + ky * width + kx;
+      for (int64_t r = 0; r < kTileRows; ++r) {
+        const Vec x = broadcast(pixels[r]);
+        for (int64_t v = 0; v < kTileVectors; ++v) {
+          acc[r][v] = multiply_add(x, weights[v], acc[r][v]);
+        }
+      }
+    }
+  }
+  const float* bias = k;  // the row after the last tap's
+  const int64_t last_lanes = g.filters - (v0 + kTileVectors - 1) * kLanes;
+  for (int64_t r = 0; r < kTileRows; ++r) {
+    float* to = out + (oy * g.ow + ox + r) * g.filters + v0 * kLanes;
+    for (int64_t v = 0; v < kTileVectors; ++v) {
+      const Vec sum = add(acc[r][v], load(bias + v * kLanes));
+      if (exact && v == kTileVectors - 1 && last_lanes < kLanes) {
+        store_part(to + v * kLanes, sum, last_lanes);
+      } else {
+        store(to + v * kLanes, sum);
+      }
+    }
+  }
+}
+
+void forward(const OneChannelConv& g, const float* image, const float* padded_kernel,
+             float* scratch, float* out) {
+  pad_image(g, image, scratch);
+  const int64_t vectors = (g.filters + kLanes - 1) / kLanes;
+  // With several strips of vectors, a later strip's last vector would spill onto the next
+  // position's first strip, stored before it. The last tiles could spill past the image's end.
+  const bool one_strip = vectors <= kMaxVectors;
+  const int64_t image_floats = g.oh * g.ow * g.filters;
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
+      with_vectors<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
+        constexpr int64_t kTileVectors = tile_vectors();
+        constexpr int64_t kTileRows = kAccumulators / kTileVectors;
+        for (int64_t ox = 0; ox < g.ow; ox += kTileRows) {
+          const int64_t rows = std::min(kTileRows, g.ow - ox);
+          const int64_t spill_end = (oy * g.ow + ox + rows - 1) * g.filters + vectors * kLanes;
+          const bool exact = !one_strip || spill_end > image_floats;
+          with_rows<kTileRows>(rows, [&](auto tile_rows) {
+            forward_tile<tile_rows(), kTileVectors>(g, scratch, padded_kernel, oy, ox, v0, exact,
+                                                    out);
+          });
+        }
+      });
+    }
+  }
+}
+
+// Taps [t0, t0 + kTileTaps), filter vectors [v0, v0 + kTileVectors): gradient += each tap's pixel
+// times the upstream gradient, over the output positions in order. A position's vectors are loaded
+// whole, past its filters: what they add to lanes past the filters is never read.
+template <int64_t kTileTaps, int64_t kTileVectors>
+inline void gradient_tile(const OneChannelConv& g, const float* padded, const float* dout,
+                          int64_t t0, int64_t v0, float* gradient) {
+  const int64_t stride = g.filters_stride();
+  const int64_t width = g.padded_width();
+  int64_t tap_offset[kTileTaps];
+  for (int64_t t = 0; t < kTileTaps; ++t) {
+    tap_offset[t] = (t0 + t) / g.kw * width + (t0 + t) % g.kw;
+  }
+  Vec acc[kTileTaps][kTileVectors];
+  for (int64_t t = 0; t < kTileTaps; ++t) {
+    for (int64_t v = 0; v < kTileVectors; ++v) {
+      acc[t][v] = load(gradient + (t0 + t) * stride + (v0 + v) * kLanes);
+    }
+  }
+  // Positions [0, whole) load whole vectors; the last few stop at the end of the image's dout.
+  const int64_t image_floats = g.oh * g.ow * g.filters;
+  const int64_t reach = (v0 + kTileVectors) * kLanes;
+  const int64_t whole = image_floats >= reach ? (image_floats - reach) / g.filters + 1 : 0;
+  int64_t position = 0;
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const float* window = padded + oy * g.sh * width;
+    for (int64_t ox = 0; ox < g.ow; ++ox, ++position) {
+      const float* d = dout + position * g.filters + v0 * kLanes;
+      Vec upstream[kTileVectors];
+      for (int64_t v = 0; v < kTileVectors; ++v) {
+        if (position < whole) {
+          upstream[v] = load(d + v * kLanes);
+        } else {
+          const int64_t left = image_floats - (position * g.filters + (v0 + v) * kLanes);
+          upstream[v] = load_part(d + v * kLanes, std::clamp<int64_t>(left, 0, kLanes));
+        }
+      }
+      for (int64_t t = 0; t < kTileTaps; ++t) {
+        const Vec x = broadcast(window[ox + tap_offset[t]]);
+        for (int64_t v = 0; v < kTileVectors; ++v) {
+          acc[t][v] = multiply_add(x, upstream[v], acc[t][v]);
+        }
+      }
+    }
+  }
+  for (int64_t t = 0; t < kTileTaps; ++t) {
+    for (int64_t v = 0; v < kTileVectors; ++v) {
+      store(gradient + (t0 + t) * stride + (v0 + v) * kLanes, acc[t][v]);
+    }
+  }
+}
+
+void kernel_gradient(const OneChannelConv& g, const float* image, const float* dout, float* scratch,
+                     float* gradient) {
+  pad_image(g, image, scratch);
+  const int64_t vectors = (g.filters + kLanes - 1) / kLanes;
+  const int64_t taps = g.taps();
+  for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
+    with_vectors<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
+      constexpr int64_t kTileVectors = tile_vectors();
+      constexpr int64_t kTileTaps = kAccumulators / kTileVectors;
+      // Tiles of even heights, as gemm_tiles.h's strips make them.
+      const int64_t tiles = (taps + kTileTaps - 1) / kTileTaps;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t t0 = taps * i / tiles;
+        with_rows<kTileTaps>(taps * (i + 1) / tiles - t0, [&](auto tile_taps) {
+          gradient_tile<tile_taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
+        });
+      }
+    });
+  }
+}
+
+}  // namespace one_channel
+}  // namespace
+}  // namespace sluice::internal
+
+#endif  // SLUICE_SIMD
