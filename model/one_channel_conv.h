@@ -3,7 +3,8 @@
 // every pixel) as multiplying them. These kernels read the window's pixels straight from the
 // image, padded once, and do what the register-tile GEMM kernel does with the patches: each
 // multiply-add takes one pixel, broadcast, times a vector of the kernel's filters. The sums run in
-// the same order as that product's, so both paths give the same results bit for bit.
+// the same order as that kernel's, so both paths give the same results bit for bit wherever
+// im2col + GEMM takes it (for the kernel gradient, up to 32 filters).
 //
 // The kernels are compiled per instruction set like the GEMM kernels (one_channel_conv_kernels.h)
 // and chosen with them (gemm.cc), so force_gemm_kernel() chooses these too.
