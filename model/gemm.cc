@@ -44,16 +44,18 @@ using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_
                           const float*, float*, bool);
 using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
-using ConvForward = void (*)(const OneChannelConv&, const float*, const float*, float*, float*);
-using ConvGradient = void (*)(const OneChannelConv&, const float*, const float*, float*, float*);
+// one_channel_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch,
+// out).
+using OneChannelKernel = void (*)(const OneChannelConv&, const float*, const float*, float*,
+                                  float*);
 
 // One instruction set's kernels. The own ones are null where they are not built (without SIMD).
 struct Kernels {
   const char* name;
   GemmRows eigen;
   TileRows tiles;
-  ConvForward conv_forward;
-  ConvGradient conv_gradient;
+  OneChannelKernel conv_forward;
+  OneChannelKernel conv_gradient;
 };
 
 #if SLUICE_SIMD

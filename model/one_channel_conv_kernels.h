@@ -26,20 +26,11 @@ constexpr int64_t kMaxVectors = 4;
 template <int64_t N>
 using Constant = std::integral_constant<int64_t, N>;
 
-// Calls f(Constant<v>) for the runtime 1 <= v <= kMax.
+// Calls f(Constant<n>) for the runtime 1 <= n <= kMax: a tile's size as a compile-time constant.
 template <int64_t kMax, typename F>
-inline void with_vectors(int64_t v, F&& f) {
+inline void with_size(int64_t n, F&& f) {
   if constexpr (kMax > 1) {
-    if (v < kMax) return with_vectors<kMax - 1>(v, f);
-  }
-  f(Constant<kMax>{});
-}
-
-// Calls f(Constant<r>) for the runtime 1 <= r <= kMax.
-template <int64_t kMax, typename F>
-inline void with_rows(int64_t r, F&& f) {
-  if constexpr (kMax > 1) {
-    if (r < kMax) return with_rows<kMax - 1>(r, f);
+    if (n < kMax) return with_size<kMax - 1>(n, f);
   }
   f(Constant<kMax>{});
 }
@@ -89,7 +80,7 @@ inline void forward_tile(const OneChannelConv& g, const float* padded, const flo
       }
     }
   }
-  const float* bias = k;  // the row after the last tap's
+  const float* bias = kernel + g.taps() * stride + v0 * kLanes;
   const int64_t last_lanes = g.filters - (v0 + kTileVectors - 1) * kLanes;
   for (int64_t r = 0; r < kTileRows; ++r) {
     float* to = out + (oy * g.ow + ox + r) * g.filters + v0 * kLanes;
@@ -114,14 +105,14 @@ void forward(const OneChannelConv& g, const float* image, const float* padded_ke
   const int64_t image_floats = g.oh * g.ow * g.filters;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
-      with_vectors<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
+      with_size<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
         constexpr int64_t kTileVectors = tile_vectors();
         constexpr int64_t kTileRows = kAccumulators / kTileVectors;
         for (int64_t ox = 0; ox < g.ow; ox += kTileRows) {
           const int64_t rows = std::min(kTileRows, g.ow - ox);
           const int64_t spill_end = (oy * g.ow + ox + rows - 1) * g.filters + vectors * kLanes;
           const bool exact = !one_strip || spill_end > image_floats;
-          with_rows<kTileRows>(rows, [&](auto tile_rows) {
+          with_size<kTileRows>(rows, [&](auto tile_rows) {
             forward_tile<tile_rows(), kTileVectors>(g, scratch, padded_kernel, oy, ox, v0, exact,
                                                     out);
           });
@@ -159,10 +150,10 @@ inline void gradient_tile(const OneChannelConv& g, const float* padded, const fl
     for (int64_t ox = 0; ox < g.ow; ++ox, ++position) {
       const float* d = dout + position * g.filters + v0 * kLanes;
       Vec upstream[kTileVectors];
-      for (int64_t v = 0; v < kTileVectors; ++v) {
-        if (position < whole) {
-          upstream[v] = load(d + v * kLanes);
-        } else {
+      if (position < whole) {
+        for (int64_t v = 0; v < kTileVectors; ++v) upstream[v] = load(d + v * kLanes);
+      } else {
+        for (int64_t v = 0; v < kTileVectors; ++v) {
           const int64_t left = image_floats - (position * g.filters + (v0 + v) * kLanes);
           upstream[v] = load_part(d + v * kLanes, std::clamp<int64_t>(left, 0, kLanes));
         }
@@ -188,14 +179,14 @@ void kernel_gradient(const OneChannelConv& g, const float* image, const float* d
   const int64_t vectors = (g.filters + kLanes - 1) / kLanes;
   const int64_t taps = g.taps();
   for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
-    with_vectors<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
+    with_size<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
       constexpr int64_t kTileVectors = tile_vectors();
       constexpr int64_t kTileTaps = kAccumulators / kTileVectors;
       // Tiles of even heights, as gemm_tiles.h's strips make them.
       const int64_t tiles = (taps + kTileTaps - 1) / kTileTaps;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t t0 = taps * i / tiles;
-        with_rows<kTileTaps>(taps * (i + 1) / tiles - t0, [&](auto tile_taps) {
+        with_size<kTileTaps>(taps * (i + 1) / tiles - t0, [&](auto tile_taps) {
           gradient_tile<tile_taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
         });
       }

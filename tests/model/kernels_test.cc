@@ -1,9 +1,9 @@
 // The fast paths of the layers checked against plain reference loops: Conv2D's blocked im2col +
-// GEMM (both patch layouts, padding, strides, batches spanning many blocks and gradient chunks),
-// the GEMM kernel for every transpose combination and its own kernel for a small inner dimension,
-// max pooling's per-image backward, the grouped column sums of bias and normalization gradients,
-// results that do not depend on the thread count, and reused buffers never overwriting a tensor
-// still held.
+// GEMM (both patch layouts, padding, strides, batches spanning many blocks and gradient chunks)
+// and its direct kernels for one-channel images, the GEMM kernel for every transpose combination
+// and its own kernel for a small inner dimension, max pooling's per-image backward, the grouped
+// column sums of bias and normalization gradients, results that do not depend on the thread
+// count, and reused buffers never overwriting a tensor still held.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
