@@ -64,7 +64,10 @@ class AsyncStageIterator final : public StageIterator {
       stats_->parallelism.store(config_.parallelism, std::memory_order_relaxed);
     }
     report_buffer_limit();
-    waker_ = ctx_.engine().add_waker([this] { wake_all(); });
+    waker_ = ctx_.engine().add_waker([this] {
+      stopping_ = true;
+      wake_all();
+    });
     if (config_.max_parallelism > 0 || tuned_limit() != nullptr) {
       tuner_ = &ctx_.engine().autotuner();
       tuner_id_ = tuner_->add({stats_, config_.max_parallelism, true, [this] { wake_all(); }});
@@ -328,9 +331,15 @@ class AsyncStageIterator final : public StageIterator {
     }
   }
 
-  // A worker's part: the body, timed.
+  // A worker's part: the body, unless the stage has stopped.
   void run(AsyncTask& task) {
-    if (halted()) return;
+    if (!halted()) time_body(task);
+    // The body may have stopped part way, or not run: no stage downstream may take the items.
+    if (halted()) task.items.clear();
+  }
+
+  // The body, timed.
+  void time_body(AsyncTask& task) {
     const auto start = Clock::now();
     const size_t inputs = task.items.size();
     config_.body(task);
@@ -410,6 +419,7 @@ class AsyncStageIterator final : public StageIterator {
       }
       auto task = std::make_shared<AsyncTask>();
       task->items = std::move(items);
+      task->stopping = &stopping_;
       task->sequence = sequence;
       task->first_index = next_index_;
       // Room for the task at once (up to a bound, for huge batches of an input that may end
@@ -497,7 +507,9 @@ class AsyncStageIterator final : public StageIterator {
   size_t task_units_ = 1;            // Units (task_size items, or 1) in the latest task.
   std::vector<Chunk> spare_chunks_;  // Emptied by the consumer, for the feeder (see give_back).
   size_t running_ = 0;
-  std::atomic<bool> stopping_{false};  // Read without the lock by the feeder and the workers.
+  // Set by the destructor, or by the iterator's cancellation. Read without the lock by the feeder
+  // and the workers, and by the bodies (AsyncTask::stopping).
+  std::atomic<bool> stopping_{false};
 
   Chunk current_;  // The task the consumer is reading from.
   size_t cursor_ = 0;

@@ -55,6 +55,12 @@ struct AsyncTask {
   // ordering is inside libtbb, where a race detector does not see it, and a reused chunk's
   // memory still carries the accesses of the threads that used it before.
   std::atomic<int> hand_offs{0};
+  // Set once the stage stops (its iterator cancelled or destroyed), when nobody will see the
+  // task's results: a body of many items stops between them, so that destroying an iterator
+  // waits only for the calls already running, not for the rest of every task in flight.
+  const std::atomic<bool>* stopping = nullptr;
+
+  bool stopped() const { return stopping->load(std::memory_order_relaxed); }
 };
 
 struct AsyncStageConfig {

@@ -214,7 +214,7 @@ std::unique_ptr<StageIterator> MapNode::make_iterator(ExecContext& ctx,
   config.deterministic = settings_.deterministic.value_or(*ctx.options().deterministic);
   auto shared = std::make_shared<std::vector<BoundStep>>(std::move(steps));
   config.body = [steps = shared, name = name()](AsyncTask& task) {
-    for (size_t i = 0; i < task.items.size(); ++i) {
+    for (size_t i = 0; i < task.items.size() && !task.stopped(); ++i) {
       apply_steps(*steps, task.items[i], task.first_index + static_cast<int64_t>(i), name);
     }
   };
@@ -283,6 +283,7 @@ std::unique_ptr<StageIterator> MapAndBatchNode::make_iterator(ExecContext& ctx,
       if (drop && end - begin < batch) break;  // The partial last batch.
       const int64_t first = task.first_index + static_cast<int64_t>(begin);
       for (size_t i = begin; i < end; ++i) {
+        if (task.stopped()) return;  // Nobody will see the task.
         apply_steps(*steps, task.items[i], first + static_cast<int64_t>(i - begin), name);
       }
       Item batched = batch_items(std::span<Item>(task.items).subspan(begin, end - begin), first);
