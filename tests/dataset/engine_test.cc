@@ -21,27 +21,32 @@ using testing::ints;
 using Clock = std::chrono::steady_clock;
 
 TEST(CancellationTest, DestroyingAnInfinitePipelineWaitsOnlyForTheCallsAlreadyRunning) {
-  // The first calls are cheap, so the stage gathers its inputs in large tasks; the calls past
-  // them block until released. The destructor can only return once the calls in flight are
-  // released, and must not start the other calls of their tasks, nor pull more of the infinite
-  // input.
+  // The map and batch fuse: a task holds one batch or more, the first exactly one. The calls past
+  // the first batch and a half block until released, so every task in flight blocks with most of
+  // its calls still to run. The destructor can only return once the blocked calls are released,
+  // and must not start the other calls of their tasks, nor pull more of the infinite input.
   constexpr int kParallelCalls = 4;
-  constexpr int64_t kFree = 3000;
+  constexpr int64_t kBatch = 1000;
+  constexpr int64_t kFree = kBatch * 3 / 2;
   std::atomic<int> started{0};
   std::atomic<int> blocked{0};
   std::atomic<bool> released{false};
-  auto ds = Dataset::range(1000000).repeat(-1).map(
-      [&](const Tensor& x) {
-        ++started;
-        if (x.item<int64_t>() < kFree) return x;
-        ++blocked;
-        while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        return x;
-      },
-      {.num_parallel_calls = kParallelCalls});
+  auto ds = Dataset::range(1000000)
+                .repeat(-1)
+                .map(
+                    [&](const Tensor& x) {
+                      ++started;
+                      if (x.item<int64_t>() < kFree) return x;
+                      ++blocked;
+                      while (!released.load()) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                      }
+                      return x;
+                    },
+                    {.num_parallel_calls = kParallelCalls})
+                .batch(kBatch);
   auto it = std::make_unique<Iterator>(ds.make_iterator());
-  // Far enough below the blocking inputs that no task holding these reaches them.
-  for (int64_t i = 0; i < kFree / 3; ++i) ASSERT_TRUE(it->next().has_value());
+  ASSERT_TRUE(it->next().has_value());
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   while (blocked.load() == 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
