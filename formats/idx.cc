@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "sluice/core/errors.h"
@@ -15,6 +17,10 @@
 
 namespace sluice {
 namespace {
+
+struct FreeBytes {
+  void operator()(uint8_t* bytes) const { std::free(bytes); }
+};
 
 // The bytes of an IDX file, raw or gzip-compressed (one or more gzip members, as gzip writes
 // them), read through the file seam.
@@ -143,14 +149,20 @@ Tensor read_idx(const std::string& path, uint32_t expected_magic, uint64_t max_b
     }
   }
 
-  // Grow with the data actually read, so a lying header cannot make us allocate gigabytes.
-  auto data = std::make_shared<std::vector<uint8_t>>();
+  // Grow with the data actually read, so a lying header cannot make us allocate gigabytes. By
+  // realloc, which moves the pages of a large block rather than copying them, into memory left
+  // unzeroed for the data to fill: the bytes are written once.
+  std::unique_ptr<uint8_t, FreeBytes> data;
+  size_t size = 0;
   constexpr size_t kStep = 16 << 20;
-  while (data->size() < bytes) {
-    const size_t before = data->size();
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(bytes - before, kStep));
-    data->resize(before + want);
-    const size_t got = in.read(data->data() + before, want);
+  while (size < bytes) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(bytes - size, kStep));
+    auto* grown = static_cast<uint8_t*>(std::realloc(data.get(), size + want));
+    if (grown == nullptr) throw std::bad_alloc();
+    data.release();  // realloc moved or kept it: `grown` owns it now.
+    data.reset(grown);
+    const size_t got = in.read(data.get() + size, want);
+    size += want;
     if (got != want) {
       throw DataLoss(str_cat("IDX file ", path, ": truncated at offset ", in.offset(),
                              ": the header promises ", bytes, " bytes of data from offset ",
@@ -162,8 +174,8 @@ Tensor read_idx(const std::string& path, uint32_t expected_magic, uint64_t max_b
     throw DataLoss(str_cat("IDX file ", path, ": unexpected data at offset ", in.offset() - 1,
                            " after the ", bytes, " bytes the dimensions promise"));
   }
-  uint8_t* raw = data->data();
-  return Tensor::from_external(DType::kUInt8, Shape(dims), raw, [data] {});
+  uint8_t* raw = data.release();
+  return Tensor::from_external(DType::kUInt8, Shape(dims), raw, [raw] { std::free(raw); });
 }
 
 }  // namespace sluice
