@@ -13,8 +13,8 @@
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
 #include "sluice/model/column_sums.h"
+#include "sluice/model/direct_conv.h"
 #include "sluice/model/gemm.h"
-#include "sluice/model/one_channel_conv.h"
 
 namespace sluice {
 namespace {
@@ -183,11 +183,10 @@ ConvGeometry geometry(const Shape& in, Size2D kernel, const Conv2DOptions& optio
 }
 
 // The direct kernels' geometry where they run for this layer, instead of im2col + GEMM.
-std::optional<internal::OneChannelConv> one_channel(const ConvGeometry& g, int64_t filters) {
-  if (!g.transposed()) return std::nullopt;
-  const internal::OneChannelConv direct{g.h,  g.w,  g.kh,      g.kw,       g.sh,
-                                        g.oh, g.ow, g.pad_top, g.pad_left, filters};
-  if (!internal::one_channel_conv_runs(direct)) return std::nullopt;
+std::optional<internal::DirectConv> direct_geometry(const ConvGeometry& g, int64_t filters) {
+  const internal::DirectConv direct{g.h,  g.w,  g.c,  g.kh,      g.kw,       g.sh,
+                                    g.sw, g.oh, g.ow, g.pad_top, g.pad_left, filters};
+  if (!internal::direct_conv_runs(direct)) return std::nullopt;
   return direct;
 }
 
@@ -265,7 +264,7 @@ Tensor Conv2D::forward(const Tensor& input, bool training) {
   const int64_t out_size = g.positions() * filters_;
   const int64_t per_block = images_per_block(g);
   const int64_t blocks = (batch + per_block - 1) / per_block;
-  const std::optional<internal::OneChannelConv> direct = one_channel(g, filters_);
+  const std::optional<internal::DirectConv> direct = direct_geometry(g, filters_);
   if (direct) {
     workspace_->padded_kernel.resize(static_cast<size_t>(direct->padded_kernel_floats()));
     internal::pad_kernel(*direct, kernel, bias, workspace_->padded_kernel.data());
@@ -282,9 +281,9 @@ Tensor Conv2D::forward(const Tensor& input, bool training) {
           if (direct) {
             buffers.padded.resize(static_cast<size_t>(direct->padded_floats()));
             for (int64_t i = 0; i < count; ++i) {
-              internal::one_channel_conv_forward(*direct, x + (n0 + i) * g.image_size(),
-                                                 workspace_->padded_kernel.data(),
-                                                 buffers.padded.data(), out + i * out_size);
+              internal::direct_conv_forward(*direct, x + (n0 + i) * g.image_size(),
+                                            workspace_->padded_kernel.data(), buffers.padded.data(),
+                                            out + i * out_size);
             }
           } else {
             patches.resize(std::max<size_t>(patches.size(), static_cast<size_t>(rows * g.patch())));
@@ -330,9 +329,9 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   const bool linear = options_.activation == ActivationFunction::kLinear;
 
   const bool input_gradient = input_gradient_needed();
-  // The direct kernels compute no input gradient: a first layer, which needs none, takes them.
-  const std::optional<internal::OneChannelConv> direct =
-      input_gradient ? std::nullopt : one_channel(g, filters_);
+  // The direct kernels compute the kernel gradient; the input gradient, where needed, scatters
+  // the patches' gradient back onto the images, whose patches need not be built for it.
+  const std::optional<internal::DirectConv> direct = direct_geometry(g, filters_);
   // Each chunk's kernel gradient, its rows of filters padded where the direct kernels run.
   const int64_t partial_kernel = direct ? direct->taps() * direct->filters_stride() : kernel_size;
   const int64_t partial_size = partial_kernel + filters_;
@@ -369,38 +368,37 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
               dz = buffers.dz.data();
             }
             internal::add_column_sums(dz, rows, filters_, db);
+            const size_t patch_floats = static_cast<size_t>(rows * g.patch());
             if (direct) {
               buffers.padded.resize(static_cast<size_t>(direct->padded_floats()));
               for (int64_t i = 0; i < count; ++i) {
-                internal::one_channel_kernel_gradient(*direct, x + (n0 + i) * g.image_size(),
+                internal::direct_conv_kernel_gradient(*direct, x + (n0 + i) * g.image_size(),
                                                       dz + i * out_size, buffers.padded.data(), dk);
               }
-              continue;
-            }
-            const size_t patch_floats = static_cast<size_t>(rows * g.patch());
-            buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
-            if (input_gradient) {
-              buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
-            }
-            // dK += patchesᵀ · dz; dpatches = dz · Kᵀ, scattered back onto the images.
-            float* patches = buffers.patches.data();
-            float* dpatches = buffers.dpatches.data();
-            float* dx_block = input_gradient ? dx + n0 * g.image_size() : nullptr;
-            if (dx_block) std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
-            if (g.transposed()) {
-              im2col_transposed(g, x + n0 * g.image_size(), count, patches);
-              internal::gemm(false, false, g.patch(), filters_, rows, patches, dz, dk, true);
-              if (dx_block) {
-                internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
-                col2im_transposed(g, dpatches, count, dx_block);
-              }
             } else {
-              im2col(g, x + n0 * g.image_size(), count, patches);
-              internal::gemm(true, false, g.patch(), filters_, rows, patches, dz, dk, true);
-              if (dx_block) {
-                internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
-                col2im(g, dpatches, count, dx_block);
+              // dK += patchesᵀ · dz.
+              buffers.patches.resize(std::max(buffers.patches.size(), patch_floats));
+              float* patches = buffers.patches.data();
+              if (g.transposed()) {
+                im2col_transposed(g, x + n0 * g.image_size(), count, patches);
+                internal::gemm(false, false, g.patch(), filters_, rows, patches, dz, dk, true);
+              } else {
+                im2col(g, x + n0 * g.image_size(), count, patches);
+                internal::gemm(true, false, g.patch(), filters_, rows, patches, dz, dk, true);
               }
+            }
+            if (!input_gradient) continue;
+            // dpatches = dz · Kᵀ, scattered back onto the images.
+            buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
+            float* dpatches = buffers.dpatches.data();
+            float* dx_block = dx + n0 * g.image_size();
+            std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
+            if (g.transposed()) {
+              internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
+              col2im_transposed(g, dpatches, count, dx_block);
+            } else {
+              internal::gemm(false, true, rows, g.patch(), filters_, dz, kernel, dpatches, false);
+              col2im(g, dpatches, count, dx_block);
             }
           }
         }

@@ -8,10 +8,10 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/model/direct_conv.h"
+#include "sluice/model/direct_conv_kernels.h"
 #include "sluice/model/gemm_kernel.h"
 #include "sluice/model/gemm_tiles.h"
-#include "sluice/model/one_channel_conv.h"
-#include "sluice/model/one_channel_conv_kernels.h"
 
 namespace sluice::internal {
 
@@ -28,14 +28,14 @@ void gemm_rows_avx512(bool transpose_a, bool transpose_b, int64_t r0, int64_t r1
                       bool accumulate);
 void tile_gemm_rows_avx512(bool transpose_a, int64_t r0, int64_t r1, int64_t m, int64_t n,
                            int64_t k, const float* a, const float* b, float* c, bool accumulate);
-void one_channel_conv_forward_avx2(const OneChannelConv& g, const float* image,
-                                   const float* padded_kernel, float* scratch, float* out);
-void one_channel_kernel_gradient_avx2(const OneChannelConv& g, const float* image,
-                                      const float* dout, float* scratch, float* gradient);
-void one_channel_conv_forward_avx512(const OneChannelConv& g, const float* image,
-                                     const float* padded_kernel, float* scratch, float* out);
-void one_channel_kernel_gradient_avx512(const OneChannelConv& g, const float* image,
-                                        const float* dout, float* scratch, float* gradient);
+void direct_conv_forward_avx2(const DirectConv& g, const float* image, const float* padded_kernel,
+                              float* scratch, float* out);
+void direct_conv_kernel_gradient_avx2(const DirectConv& g, const float* image, const float* dout,
+                                      float* scratch, float* gradient);
+void direct_conv_forward_avx512(const DirectConv& g, const float* image, const float* padded_kernel,
+                                float* scratch, float* out);
+void direct_conv_kernel_gradient_avx512(const DirectConv& g, const float* image, const float* dout,
+                                        float* scratch, float* gradient);
 #endif
 
 namespace {
@@ -44,23 +44,22 @@ using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_
                           const float*, float*, bool);
 using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
-// one_channel_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch,
+// direct_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch,
 // out).
-using OneChannelKernel = void (*)(const OneChannelConv&, const float*, const float*, float*,
-                                  float*);
+using DirectConvKernel = void (*)(const DirectConv&, const float*, const float*, float*, float*);
 
 // One instruction set's kernels. The own ones are null where they are not built (without SIMD).
 struct Kernels {
   const char* name;
   GemmRows eigen;
   TileRows tiles;
-  OneChannelKernel conv_forward;
-  OneChannelKernel conv_gradient;
+  DirectConvKernel conv_forward;
+  DirectConvKernel conv_gradient;
 };
 
 #if SLUICE_SIMD
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows, one_channel::forward,
-                            one_channel::kernel_gradient};
+constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows, direct_conv::forward,
+                            direct_conv::kernel_gradient};
 #else
 constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr, nullptr, nullptr};
 #endif
@@ -71,10 +70,10 @@ const std::vector<const Kernels*>& available_kernels() {
     std::vector<const Kernels*> kernels{&kBaseline};
 #ifdef SLUICE_GEMM_X86
     static constexpr Kernels kAvx2{"avx2", gemm_rows_avx2, tile_gemm_rows_avx2,
-                                   one_channel_conv_forward_avx2, one_channel_kernel_gradient_avx2};
+                                   direct_conv_forward_avx2, direct_conv_kernel_gradient_avx2};
     static constexpr Kernels kAvx512{"avx512", gemm_rows_avx512, tile_gemm_rows_avx512,
-                                     one_channel_conv_forward_avx512,
-                                     one_channel_kernel_gradient_avx512};
+                                     direct_conv_forward_avx512,
+                                     direct_conv_kernel_gradient_avx512};
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
       kernels.push_back(&kAvx2);
@@ -156,26 +155,30 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, c
                             });
 }
 
-// one_channel_conv.h's kernels, chosen with the GEMM's.
+// direct_conv.h's kernels, chosen with the GEMM's.
 namespace {
 std::atomic<bool> force_im2col{false};
 }  // namespace
 
-bool one_channel_conv_runs(const OneChannelConv& g) {
+bool direct_conv_runs(const DirectConv& g) {
   // The padded image is read again by every tile: it should stay within L2.
   constexpr int64_t kPaddedMax = 64 * 1024;
-  return kernels().conv_forward != nullptr && g.padded_floats() <= kPaddedMax &&
+  // As gemm() chooses the tile kernel for the product of patches [positions, taps] and kernel
+  // [taps, filters] (it does not for the kernel gradient past kNarrowMax filters: Eigen's sums
+  // run in another order there).
+  const bool tile_product = g.taps() <= kSmallKMax || g.filters <= kNarrowMax;
+  return kernels().conv_forward != nullptr && tile_product && g.padded_floats() <= kPaddedMax &&
          !force_im2col.load(std::memory_order_relaxed);
 }
 
-void force_one_channel_im2col(bool force) { force_im2col.store(force, std::memory_order_relaxed); }
+void force_conv_im2col(bool force) { force_im2col.store(force, std::memory_order_relaxed); }
 
-void one_channel_conv_forward(const OneChannelConv& g, const float* image,
-                              const float* padded_kernel, float* scratch, float* out) {
+void direct_conv_forward(const DirectConv& g, const float* image, const float* padded_kernel,
+                         float* scratch, float* out) {
   kernels().conv_forward(g, image, padded_kernel, scratch, out);
 }
 
-void one_channel_kernel_gradient(const OneChannelConv& g, const float* image, const float* dout,
+void direct_conv_kernel_gradient(const DirectConv& g, const float* image, const float* dout,
                                  float* scratch, float* gradient) {
   kernels().conv_gradient(g, image, dout, scratch, gradient);
 }

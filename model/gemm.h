@@ -26,7 +26,7 @@ const char* gemm_kernel_name();
 // The kernels this CPU can run, narrowest first: "baseline", then "avx2" and "avx512" where the
 // CPU has them.
 std::vector<std::string> gemm_kernel_names();
-// For tests and benchmarks: makes gemm() and the one-channel convolution (one_channel_conv.h) run
+// For tests and benchmarks: makes gemm() and the direct convolution (direct_conv.h) run
 // the named instruction set's kernels, one of gemm_kernel_names() ("" restores the automatic
 // choice, the widest). Not meant to be called while products run.
 void force_gemm_kernel(std::string_view name);

@@ -1,4 +1,4 @@
-// The vector operations of the model's own kernels (gemm_tiles.h, one_channel_conv_kernels.h), for
+// The vector operations of the model's own kernels (gemm_tiles.h, direct_conv_kernels.h), for
 // the instruction set the including file is compiled for: 16-float AVX-512 vectors, 8-float AVX2 +
 // FMA vectors, or the baseline's 4-float SSE vectors. Like the kernels, they have internal linkage,
 // so that the builds for different instruction sets never stand in for one another at link time.

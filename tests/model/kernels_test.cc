@@ -1,6 +1,6 @@
 // The fast paths of the layers checked against plain reference loops: Conv2D's blocked im2col +
 // GEMM (both patch layouts, padding, strides, batches spanning many blocks and gradient chunks)
-// and its direct kernels for one-channel images, the GEMM kernel for every transpose combination
+// and its direct kernels, the GEMM kernel for every transpose combination
 // and its own kernel for a small inner dimension, max pooling's per-image backward, the grouped
 // column sums of bias and normalization gradients, results that do not depend on the thread
 // count, and reused buffers never overwriting a tensor still held.
@@ -20,9 +20,9 @@
 #include "sluice/model/column_sums.h"
 #include "sluice/model/conv2d.h"
 #include "sluice/model/dense.h"
+#include "sluice/model/direct_conv.h"
 #include "sluice/model/gemm.h"
 #include "sluice/model/losses.h"
-#include "sluice/model/one_channel_conv.h"
 #include "sluice/model/pooling.h"
 #include "sluice/model/presets.h"
 #include "sluice/model/tensor_pool.h"
@@ -287,63 +287,77 @@ TEST_P(GemmTest, SmallInnerDimensionAgreesWithEigen) {
   }
 }
 
-// A first layer of one channel (no input gradient) takes the direct kernels of one_channel_conv.h.
-// They match the direct reference, and their sums run in the order of im2col + GEMM's: the output
-// bit for bit, and the kernel gradient too where that product takes the register-tile kernel (up to
-// kNarrowMax = 32 filters; Eigen's, for more, sums in another order). Widths off the tiles' 12
-// positions, filters within one vector, across several (17, 40) and across several strips of
-// vectors (70), padding and a vertical stride, batches of many chunks.
-TEST_P(GemmTest, OneChannelConvolutionMatchesIm2colBitForBit) {
+// Where im2col + GEMM would take the register-tile kernel (few taps or at most kNarrowMax = 32
+// filters), Conv2D takes the direct kernels of direct_conv.h. They match the direct reference, and
+// their sums run in the order of im2col + GEMM's: the output bit for bit, and the kernel gradient
+// too where that product takes the tile kernel (up to 32 filters; Eigen's, for more, sums in
+// another order). The input gradient, from the same product and scatter on both paths, is
+// checked for a layer that needs one. Cases: one channel (a first layer) and several; widths off
+// the tiles' positions; filters within one vector, across several (17, 20, 40) and across several
+// strips of vectors (70); padding and strides in both directions; more taps than one chunk of the
+// GEMM's inner dimension; batches of many chunks.
+TEST_P(GemmTest, DirectConvolutionMatchesIm2colBitForBit) {
   const ConvCase cases[] = {{37, 28, 28, 1, 10, 5, 5, 1, 1, Padding::kValid},
                             {9, 11, 13, 1, 3, 3, 4, 2, 1, Padding::kSame},
                             {5, 9, 7, 1, 17, 3, 3, 1, 1, Padding::kSame},
                             {3, 6, 25, 1, 40, 2, 5, 3, 1, Padding::kValid},
                             {2, 7, 6, 1, 70, 3, 3, 1, 1, Padding::kSame},
-                            {4, 5, 5, 1, 1, 5, 5, 1, 1, Padding::kValid}};
+                            {4, 5, 5, 1, 1, 5, 5, 1, 1, Padding::kValid},
+                            {19, 12, 12, 10, 20, 5, 5, 1, 1, Padding::kValid},
+                            {5, 9, 8, 3, 17, 3, 3, 2, 2, Padding::kSame},
+                            {4, 7, 10, 4, 32, 3, 2, 1, 3, Padding::kSame},
+                            {3, 6, 6, 16, 8, 3, 3, 1, 1, Padding::kValid},
+                            {6, 8, 11, 1, 5, 3, 3, 1, 2, Padding::kSame}};
   for (const ConvCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << c.h << "x" << c.w << " -> " << c.filters << " kernel "
-                                      << c.kh << "x" << c.kw << " stride " << c.sh);
-    const WindowGeometry gy = window_geometry(c.h, c.kh, c.sh, c.padding);
-    const WindowGeometry gx = window_geometry(c.w, c.kw, c.sw, c.padding);
-    ASSERT_TRUE(internal::one_channel_conv_runs({c.h, c.w, c.kh, c.kw, c.sh, gy.output, gx.output,
-                                                 gy.pad_before, gx.pad_before, c.filters}));
-    const Tensor x = random_tensor({c.batch, c.h, c.w, 1}, 7);
-    const Tensor dy = random_tensor({c.batch, gy.output, gx.output, c.filters}, 5);
-    struct Run {
-      Tensor kernel, bias, y, dkernel, dbias;
-    };
-    auto run = [&](bool im2col) {
-      internal::force_one_channel_im2col(im2col);
-      Conv2D conv(c.filters, {c.kh, c.kw}, {.strides = {c.sh, c.sw}, .padding = c.padding});
-      conv.build({c.h, c.w, 1}, 3);
-      conv.bias().value = random_tensor({c.filters}, 4);
-      conv.set_input_gradient_needed(false);
-      Run r{conv.kernel().value, conv.bias().value, conv.forward(x, true).clone(), {}, {}};
-      conv.backward(dy);
-      r.dkernel = conv.kernel().gradient.clone();
-      r.dbias = conv.bias().gradient.clone();
-      internal::force_one_channel_im2col(false);
-      return r;
-    };
-    const Run direct = run(false);
-    const ConvReference reference = reference_conv(c, x, direct.kernel, direct.bias, dy);
-    expect_near_all(direct.y, reference.y, "y");
-    expect_near_all(direct.dkernel, reference.dkernel, "dkernel");
-    expect_near_all(direct.dbias, reference.dbias, "dbias");
+    for (const bool input_gradient : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << c.h << "x" << c.w << "x" << c.cin << " -> " << c.filters << " kernel " << c.kh
+                   << "x" << c.kw << " strides " << c.sh << "," << c.sw
+                   << (input_gradient ? " with" : " without") << " the input gradient");
+      const WindowGeometry gy = window_geometry(c.h, c.kh, c.sh, c.padding);
+      const WindowGeometry gx = window_geometry(c.w, c.kw, c.sw, c.padding);
+      ASSERT_TRUE(internal::direct_conv_runs({c.h, c.w, c.cin, c.kh, c.kw, c.sh, c.sw, gy.output,
+                                              gx.output, gy.pad_before, gx.pad_before, c.filters}));
+      const Tensor x = random_tensor({c.batch, c.h, c.w, c.cin}, 7);
+      const Tensor dy = random_tensor({c.batch, gy.output, gx.output, c.filters}, 5);
+      struct Run {
+        Tensor kernel, bias, y, dx, dkernel, dbias;
+      };
+      auto run = [&](bool im2col) {
+        internal::force_conv_im2col(im2col);
+        Conv2D conv(c.filters, {c.kh, c.kw}, {.strides = {c.sh, c.sw}, .padding = c.padding});
+        conv.build({c.h, c.w, c.cin}, 3);
+        conv.bias().value = random_tensor({c.filters}, 4);
+        conv.set_input_gradient_needed(input_gradient);
+        Run r{conv.kernel().value, conv.bias().value, conv.forward(x, true).clone(), {}, {}, {}};
+        r.dx = conv.backward(dy).clone();
+        r.dkernel = conv.kernel().gradient.clone();
+        r.dbias = conv.bias().gradient.clone();
+        internal::force_conv_im2col(false);
+        return r;
+      };
+      const Run direct = run(false);
+      const ConvReference reference = reference_conv(c, x, direct.kernel, direct.bias, dy);
+      expect_near_all(direct.y, reference.y, "y");
+      expect_near_all(direct.dkernel, reference.dkernel, "dkernel");
+      expect_near_all(direct.dbias, reference.dbias, "dbias");
+      if (input_gradient) expect_near_all(direct.dx, reference.dx, "dx");
 
-    const Run im2col = run(true);
-    auto expect_same_bits = [](const Tensor& a, const Tensor& b, const char* what) {
-      ASSERT_EQ(a.shape(), b.shape()) << what;
-      const auto av = a.values<float>();
-      const auto bv = b.values<float>();
-      int64_t differ = 0;
-      for (size_t i = 0; i < av.size(); ++i) {
-        differ += std::memcmp(&av[i], &bv[i], sizeof(float)) != 0;
-      }
-      EXPECT_EQ(differ, 0) << what << ": " << differ << " of " << av.size() << " differ";
-    };
-    expect_same_bits(direct.y, im2col.y, "y");
-    if (c.filters <= 32) expect_same_bits(direct.dkernel, im2col.dkernel, "dkernel");
+      const Run im2col = run(true);
+      auto expect_same_bits = [](const Tensor& a, const Tensor& b, const char* what) {
+        ASSERT_EQ(a.shape(), b.shape()) << what;
+        const auto av = a.values<float>();
+        const auto bv = b.values<float>();
+        int64_t differ = 0;
+        for (size_t i = 0; i < av.size(); ++i) {
+          differ += std::memcmp(&av[i], &bv[i], sizeof(float)) != 0;
+        }
+        EXPECT_EQ(differ, 0) << what << ": " << differ << " of " << av.size() << " differ";
+      };
+      expect_same_bits(direct.y, im2col.y, "y");
+      if (c.filters <= 32) expect_same_bits(direct.dkernel, im2col.dkernel, "dkernel");
+      if (input_gradient) expect_same_bits(direct.dx, im2col.dx, "dx");
+    }
   }
 }
 

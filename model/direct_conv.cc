@@ -1,10 +1,10 @@
-#include "sluice/model/one_channel_conv.h"
+#include "sluice/model/direct_conv.h"
 
 #include <algorithm>
 
 namespace sluice::internal {
 
-void pad_kernel(const OneChannelConv& g, const float* kernel, const float* bias, float* padded) {
+void pad_kernel(const DirectConv& g, const float* kernel, const float* bias, float* padded) {
   const int64_t stride = g.filters_stride();
   std::fill_n(padded, g.padded_kernel_floats(), 0.0f);
   for (int64_t t = 0; t < g.taps(); ++t) {
@@ -13,7 +13,7 @@ void pad_kernel(const OneChannelConv& g, const float* kernel, const float* bias,
   if (bias) std::copy_n(bias, g.filters, padded + g.taps() * stride);
 }
 
-void fold_kernel_gradient(const OneChannelConv& g, const float* gradient, float* dkernel) {
+void fold_kernel_gradient(const DirectConv& g, const float* gradient, float* dkernel) {
   const int64_t stride = g.filters_stride();
   for (int64_t t = 0; t < g.taps(); ++t) {
     for (int64_t f = 0; f < g.filters; ++f) dkernel[t * g.filters + f] += gradient[t * stride + f];
