@@ -18,9 +18,9 @@
 #include "sluice/dataset/idx_dataset.h"
 #include "sluice/model/conv2d.h"
 #include "sluice/model/dense.h"
+#include "sluice/model/direct_conv.h"
 #include "sluice/model/gemm.h"
 #include "sluice/model/losses.h"
-#include "sluice/model/one_channel_conv.h"
 #include "sluice/model/optimizers.h"
 #include "sluice/model/presets.h"
 
@@ -75,8 +75,8 @@ BENCHMARK(BM_FashionCnnPredict)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealT
 // fashion-cnn's layers with learned weights, alone, at batch 128 on 2 threads: forward in training
 // mode then backward (no input gradient for the first layer, as in the model), with the
 // multiply-adds of both counted as 2 FLOPs each (the GFLOP counter is a rate: GFLOP/s). Arguments:
-// the layer (0: conv 5x5 1->10 on 28x28, 1: conv 5x5 10->20 on 12x12, 2: dense 320->50, 3: conv1
-// on im2col + GEMM, the path its direct kernels replaced).
+// the layer (0: conv 5x5 1->10 on 28x28, 1: conv 5x5 10->20 on 12x12, 2: dense 320->50; 3 and 4:
+// conv1 and conv2 on im2col + GEMM, the path their direct kernels replaced).
 void BM_FashionCnnLayer(benchmark::State& state) {
   struct Case {
     const char* name;
@@ -90,9 +90,10 @@ void BM_FashionCnnLayer(benchmark::State& state) {
       {"conv2", {12, 12, 10}, [] { return std::make_unique<Conv2D>(20, 5); }, false},
       {"dense1", {320}, [] { return std::make_unique<Dense>(50); }, false},
       {"conv1 im2col", {28, 28, 1}, [] { return std::make_unique<Conv2D>(10, 5); }, true, true},
+      {"conv2 im2col", {12, 12, 10}, [] { return std::make_unique<Conv2D>(20, 5); }, false, true},
   };
   const Case& c = cases[state.range(0)];
-  internal::force_one_channel_im2col(c.im2col);
+  internal::force_conv_im2col(c.im2col);
   oneapi::tbb::task_arena arena(2);
   double flops_per_step = 0.0;
   arena.execute([&] {
@@ -116,12 +117,12 @@ void BM_FashionCnnLayer(benchmark::State& state) {
       benchmark::DoNotOptimize(layer->backward(dy));
     }
   });
-  internal::force_one_channel_im2col(false);
+  internal::force_conv_im2col(false);
   state.SetLabel(c.name);
   state.counters["GFLOP"] = benchmark::Counter(flops_per_step * double(state.iterations()) / 1e9,
                                                benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_FashionCnnLayer)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_FashionCnnLayer)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // dW = xᵀ · dz of tpu-guide-cnn's Dense(256) on its flattened [rows, 147456] input, for a
 // per-replica batch of k rows: a 151 MB C from a tiny inner dimension. Arguments: k, the kernel
