@@ -1,6 +1,9 @@
 #include "sluice/model/pooling.h"
 
 #include <emmintrin.h>
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
@@ -40,18 +43,27 @@ void max_over_window(const float* image, const Window& win, int64_t ch, float* o
   arg[ch] = static_cast<int32_t>(a);
 }
 
+// Lanes of `b` where `mask` is set, else of `a`.
+inline __m128 select(__m128 mask, __m128 a, __m128 b) {
+#if defined(__SSE4_1__)
+  return _mm_blendv_ps(a, b, mask);
+#else
+  return _mm_or_ps(_mm_and_ps(mask, b), _mm_andnot_ps(mask, a));
+#endif
+}
+
 // Four channels' running maxima m and their indices a take the values at `place` (the index of
 // the first of the four) where takes() says so, in SSE registers without a branch on the data:
-// mispredicted branches on random activations were most of the pooling time.
+// mispredicted branches on random activations were most of the pooling time. takes() as two
+// comparisons: v > m or v is NaN is "not v <= m" (true when unordered), over a maximum that is
+// not NaN.
 inline void take_max4(const float* image, int64_t place, __m128& m, __m128i& a) {
   const __m128i lanes = _mm_set_epi32(3, 2, 1, 0);
   const __m128 v = _mm_loadu_ps(image + place);
-  const __m128 take =
-      _mm_or_ps(_mm_cmpgt_ps(v, m), _mm_and_ps(_mm_cmpunord_ps(v, v), _mm_cmpord_ps(m, m)));
-  m = _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, m));
+  const __m128 take = _mm_and_ps(_mm_cmpnle_ps(v, m), _mm_cmpord_ps(m, m));
+  m = select(take, m, v);
   const __m128i index = _mm_add_epi32(_mm_set1_epi32(static_cast<int32_t>(place)), lanes);
-  const __m128i take_i = _mm_castps_si128(take);
-  a = _mm_or_si128(_mm_and_si128(take_i, index), _mm_andnot_si128(take_i, a));
+  a = _mm_castps_si128(select(take, _mm_castsi128_ps(a), _mm_castsi128_ps(index)));
 }
 
 // max_over_window for channels [ch, ch + 4) at once.
