@@ -40,6 +40,27 @@ inline void with_size(int64_t n, F&& f) {
   f(Constant<kMax>{});
 }
 
+// Calls f(v0, Constant<vectors>) for each strip of at most kMaxVectors vectors of g's filters.
+template <typename F>
+inline void for_each_strip(const DirectConv& g, F&& f) {
+  const int64_t vectors = (g.filters + kLanes - 1) / kLanes;
+  for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
+    with_size<kMaxVectors>(vectors - v0, [&](auto strip_vectors) { f(v0, strip_vectors); });
+  }
+}
+
+// Calls f(first, Constant<size>) for [0, n) cut into tiles of at most kMax, of even sizes as
+// gemm_tiles.h's strips cut them: a short last tile would leave too few independent sums to keep
+// the multiply-adds busy.
+template <int64_t kMax, typename F>
+inline void for_each_tile(int64_t n, F&& f) {
+  const int64_t tiles = (n + kMax - 1) / kMax;
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t first = n * t / tiles;
+    with_size<kMax>(n * (t + 1) / tiles - first, [&](auto size) { f(first, size); });
+  }
+}
+
 // padded[padded_rows, padded_width, c] = the image with the windows' zeros around it.
 void pad_image(const DirectConv& g, const float* image, float* padded) {
   const int64_t width = g.padded_width();
@@ -112,25 +133,15 @@ void forward(const DirectConv& g, const float* image, const float* padded_kernel
   const bool one_strip = vectors <= kMaxVectors;
   const int64_t image_floats = g.oh * g.ow * g.filters;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
-      with_size<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
-        constexpr int64_t kTileVectors = tile_vectors();
-        constexpr int64_t kTileRows = accumulators(kTileVectors) / kTileVectors;
-        // Tiles of even heights, as gemm_tiles.h's strips make them: a short last one would
-        // leave too few independent sums to keep the multiply-adds busy.
-        const int64_t tiles = (g.ow + kTileRows - 1) / kTileRows;
-        for (int64_t t = 0; t < tiles; ++t) {
-          const int64_t ox = g.ow * t / tiles;
-          const int64_t rows = g.ow * (t + 1) / tiles - ox;
-          const int64_t spill_end = (oy * g.ow + ox + rows - 1) * g.filters + vectors * kLanes;
-          const bool exact = !one_strip || spill_end > image_floats;
-          with_size<kTileRows>(rows, [&](auto tile_rows) {
-            forward_tile<tile_rows(), kTileVectors>(g, scratch, padded_kernel, oy, ox, v0, exact,
-                                                    out);
-          });
-        }
+    for_each_strip(g, [&](int64_t v0, auto strip_vectors) {
+      constexpr int64_t kTileVectors = strip_vectors();
+      constexpr int64_t kTileRows = accumulators(kTileVectors) / kTileVectors;
+      for_each_tile<kTileRows>(g.ow, [&](int64_t ox, auto rows) {
+        const int64_t spill_end = (oy * g.ow + ox + rows() - 1) * g.filters + vectors * kLanes;
+        const bool exact = !one_strip || spill_end > image_floats;
+        forward_tile<rows(), kTileVectors>(g, scratch, padded_kernel, oy, ox, v0, exact, out);
       });
-    }
+    });
   }
 }
 
@@ -201,22 +212,13 @@ inline void gradient_tile(const DirectConv& g, const float* padded, const float*
 void kernel_gradient(const DirectConv& g, const float* image, const float* dout, float* scratch,
                      float* gradient) {
   pad_image(g, image, scratch);
-  const int64_t vectors = (g.filters + kLanes - 1) / kLanes;
-  const int64_t taps = g.taps();
-  for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
-    with_size<kMaxVectors>(vectors - v0, [&](auto tile_vectors) {
-      constexpr int64_t kTileVectors = tile_vectors();
-      constexpr int64_t kTileTaps = accumulators(kTileVectors) / kTileVectors;
-      // Tiles of even heights, as gemm_tiles.h's strips make them.
-      const int64_t tiles = (taps + kTileTaps - 1) / kTileTaps;
-      for (int64_t i = 0; i < tiles; ++i) {
-        const int64_t t0 = taps * i / tiles;
-        with_size<kTileTaps>(taps * (i + 1) / tiles - t0, [&](auto tile_taps) {
-          gradient_tile<tile_taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
-        });
-      }
+  for_each_strip(g, [&](int64_t v0, auto strip_vectors) {
+    constexpr int64_t kTileVectors = strip_vectors();
+    constexpr int64_t kTileTaps = accumulators(kTileVectors) / kTileVectors;
+    for_each_tile<kTileTaps>(g.taps(), [&](int64_t t0, auto taps) {
+      gradient_tile<taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
     });
-  }
+  });
 }
 
 }  // namespace direct_conv

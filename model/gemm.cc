@@ -44,8 +44,7 @@ using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_
                           const float*, float*, bool);
 using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
-// direct_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch,
-// out).
+// direct_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch, out).
 using DirectConvKernel = void (*)(const DirectConv&, const float*, const float*, float*, float*);
 
 // One instruction set's kernels. The own ones are null where they are not built (without SIMD).
