@@ -44,9 +44,9 @@ void collect_pass_counters(const PlanNode& node, std::vector<std::atomic<uint64_
 
 Execution::Execution(PlanPtr plan, const Options& options) {
   const Options resolved = resolve(options.merged_with(collect_options(plan)));
-  plan_ = *resolved.static_optimizations ? optimize(plan) : std::move(plan);
   engine_ = std::make_unique<Engine>(*resolved.threads, resolved.autotune);
   ctx_ = std::make_unique<ExecContext>(resolved, engine_.get());
+  plan_ = ctx_->prepare(std::move(plan));
   root_ = ctx_->lower(*plan_, nullptr, 0);
 }
 

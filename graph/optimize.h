@@ -1,5 +1,6 @@
-// Static rewrites of a plan before it runs, as tf.data's graph optimizations. None changes what a
-// pipeline produces; each removes work or a hand-off between threads:
+// Static rewrites of a plan before it runs, as tf.data's graph optimizations, applied to the
+// iterator's plan and to every dataset a stage makes while running (ExecContext::prepare). None
+// changes what a pipeline produces; each removes work or a hand-off between threads:
 //   - no-op elimination: take(-1), skip(0), repeat(1), prefetch(0), with_options();
 //   - map fusion: adjacent maps of the same kind become one stage running both functions;
 //   - map_and_batch fusion: a parallel map followed by batch maps each batch in one task and

@@ -5,6 +5,7 @@
 #include "sluice/core/strings.h"
 #include "sluice/core/threads.h"
 #include "sluice/graph/engine.h"
+#include "sluice/graph/optimize.h"
 #include "sluice/graph/trace.h"
 
 namespace sluice {
@@ -55,6 +56,10 @@ std::unique_ptr<StageIterator> ExecContext::lower(const PlanNode& node, const St
   const StagePath path =
       parent == nullptr ? StagePath{node.name(), 0} : child_path(*parent, index, node);
   return node.make_iterator(*this, path);
+}
+
+PlanPtr ExecContext::prepare(PlanPtr plan) const {
+  return options_.static_optimizations.value_or(true) ? optimize(plan) : plan;
 }
 
 uint64_t ExecContext::seed_for(std::optional<uint64_t> stage_seed, const StagePath& path) const {

@@ -170,6 +170,12 @@ class ExecContext {
   // Lowers `node` as input `index` of the stage at `parent` (or as the root when parent is null).
   std::unique_ptr<StageIterator> lower(const PlanNode& node, const StagePath* parent, int index);
 
+  // A plan as this iterator runs it: with the static rewrites (graph/optimize.h) unless
+  // Options::static_optimizations turned them off. The root's plan, and every dataset a stage
+  // makes while running (interleave's and flat_map's, a window's reduction), so that a dataset
+  // runs the same whether it is the whole pipeline or made per element.
+  PlanPtr prepare(PlanPtr plan) const;
+
   // The seed of a random stage: its own when given, else one derived from Options::seed and the
   // stage's place in the plan, else a fresh random one.
   uint64_t seed_for(std::optional<uint64_t> stage_seed, const StagePath& path) const;

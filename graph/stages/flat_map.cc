@@ -71,8 +71,7 @@ class FlatMapIterator final : public StageIterator {
     reader.read_items("source", source);
     if (source.size() != 1 || !source[0].ok()) reader.fail("source", "is not one element");
     source_ = std::move(source[0].element);
-    plan_ = node_.function_(source_);
-    if (!plan_) throw InvalidArgument("the flat_map function returned no dataset");
+    plan_ = dataset_of(source_);
     check_signature(reader.read_signature("plan"), plan_signature(*plan_));
     open(*plan_);
     dataset_.restore(reader, 1);
@@ -91,8 +90,7 @@ class FlatMapIterator final : public StageIterator {
       return;
     }
     try {
-      plan_ = node_.function_(in[0].element);
-      if (!plan_) throw InvalidArgument("the flat_map function returned no dataset");
+      plan_ = dataset_of(in[0].element);
     } catch (...) {
       out.push_back(Item::failure(
           add_error_context(std::current_exception(),
@@ -101,6 +99,12 @@ class FlatMapIterator final : public StageIterator {
     }
     source_ = std::move(in[0].element);
     open(*plan_);
+  }
+
+  PlanPtr dataset_of(const Element& source) const {
+    PlanPtr plan = node_.function_(source);
+    if (!plan) throw InvalidArgument("the flat_map function returned no dataset");
+    return ctx_.prepare(std::move(plan));
   }
 
   void open(const PlanNode& plan) {

@@ -138,8 +138,7 @@ class InterleaveIterator final : public StageIterator {
         reader.fail(str_cat("source", k), "is not one element");
       }
       slot.source = std::move(source[0].element);
-      slot.plan = node_.function_(slot.source);
-      if (!slot.plan) throw InvalidArgument("the interleave function returned no dataset");
+      slot.plan = dataset_of(slot.source);
       check_signature(reader.read_signature(str_cat("plan", k)), plan_signature(*slot.plan));
       reader.read_items(str_cat("pulled", k), slot.buffer);
       slot.cursor = 0;
@@ -193,8 +192,7 @@ class InterleaveIterator final : public StageIterator {
     }
     const int64_t index = input_index_++;
     try {
-      slot.plan = node_.function_(in[0].element);
-      if (!slot.plan) throw InvalidArgument("the interleave function returned no dataset");
+      slot.plan = dataset_of(in[0].element);
     } catch (...) {
       out.push_back(Item::failure(
           add_error_context(std::current_exception(),
@@ -204,6 +202,12 @@ class InterleaveIterator final : public StageIterator {
     slot.source = std::move(in[0].element);
     slot.dataset.emplace(open_dataset(*slot.plan));
     ++open_;
+  }
+
+  PlanPtr dataset_of(const Element& source) const {
+    PlanPtr plan = node_.function_(source);
+    if (!plan) throw InvalidArgument("the interleave function returned no dataset");
+    return ctx_.prepare(std::move(plan));
   }
 
   // The iterator of a slot's dataset (pulled ahead in the background when parallel).

@@ -57,6 +57,47 @@ TEST(OptimizeTest, ParallelMapThenBatchFusesAndPrefetchFolds) {
             (std::vector<std::string>{"range", "map", "batch"}));
 }
 
+// Datasets that stages make while running (interleave's, flat_map's, a window's reduction) are
+// rewritten as the root's plan is: a parallel map then batch inside them runs as map_and_batch,
+// with the same output and exact resumes, and as written when the rewrites are off.
+TEST(OptimizeTest, DatasetsMadeWhileRunningAreRewrittenToo) {
+  auto batches = [](const Dataset& ds) {
+    return ds.map(twice, {.num_parallel_calls = 2}).batch(4).prefetch(kAutotune);
+  };
+  auto interleaved = [&] {
+    return Dataset::range(3).interleave(
+        [&](const Tensor& x) { return batches(Dataset::range(x.item<int64_t>() * 10, 30)); },
+        {.cycle_length = 2});
+  };
+  auto flat_mapped = [&] {
+    return Dataset::range(3).flat_map(
+        [&](const Tensor& x) { return batches(Dataset::range(x.item<int64_t>() * 10, 30)); });
+  };
+  auto grouped = [&] {
+    return Dataset::range(40).group_by_window(
+        [](const Tensor& x) { return x.item<int64_t>() % 3; },
+        [&](int64_t, const Dataset& window) { return batches(window); }, 8);
+  };
+  Options off;
+  off.static_optimizations = false;
+  for (const auto& make :
+       {std::function<Dataset()>(interleaved), std::function<Dataset()>(flat_mapped),
+        std::function<Dataset()>(grouped)}) {
+    const std::vector<std::string> names = stage_names(make());
+    EXPECT_NE(std::find(names.begin(), names.end(), "map_and_batch"), names.end());
+    EXPECT_EQ(std::find(names.begin(), names.end(), "batch"), names.end());
+    EXPECT_EQ(std::find(names.begin(), names.end(), "prefetch"), names.end());
+    Iterator plain = make().make_iterator(off);
+    while (plain.next()) {
+    }
+    bool batched_apart = false;
+    for (const auto& s : plain.stats()) batched_apart = batched_apart || s.name == "batch";
+    EXPECT_TRUE(batched_apart) << plain.stats_table();
+    expect_same_output_unoptimized(make());
+    testing::expect_resumes(make);
+  }
+}
+
 TEST(OptimizeTest, ShuffleThenRepeatFuses) {
   EXPECT_EQ(stage_names(Dataset::range(10).shuffle(4, 1).repeat(2)),
             (std::vector<std::string>{"range", "shuffle_and_repeat"}));
