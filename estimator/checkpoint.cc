@@ -99,7 +99,17 @@ void remove_abandoned_temp_files(const std::string& dir, const std::vector<std::
 }
 
 void write_checkpoint_file(const std::string& path, const TensorMap& tensors) {
-  std::string out(kMagic, sizeof(kMagic));
+  // Sized up front: an input position holds megabytes of prefetched batches, and growing the
+  // buffer by doubling would copy them, into fresh pages, a few times over.
+  size_t size = sizeof(kMagic) + 3 * sizeof(uint32_t);
+  for (const auto& [name, tensor] : tensors) {
+    size += sizeof(uint32_t) + name.size() + sizeof(uint8_t) + sizeof(uint32_t) +
+            sizeof(int64_t) * static_cast<size_t>(tensor.rank()) + sizeof(uint64_t) +
+            tensor.byte_size();
+  }
+  std::string out;
+  out.reserve(size);
+  out.append(kMagic, sizeof(kMagic));
   put<uint32_t>(out, kVersion);
   put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
   for (const auto& [name, tensor] : tensors) {
