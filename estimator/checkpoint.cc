@@ -71,7 +71,7 @@ std::optional<std::string> quoted_value(const std::string& line, const std::stri
   return line.substr(open + 1, close - open - 1);
 }
 
-// The writer's pid of a temporary file write_file_atomically made for a checkpoint, the index
+// The writer's pid of a temporary file WritableFile::replace made for a checkpoint, the index
 // or one of `also` ("model.ckpt-<step>.tmp<pid>", "checkpoint.tmp<pid>"); nullopt for any other
 // name.
 std::optional<pid_t> temp_writer(const std::string& name, const std::vector<std::string>& also) {
@@ -99,34 +99,46 @@ void remove_abandoned_temp_files(const std::string& dir, const std::vector<std::
 }
 
 void write_checkpoint_file(const std::string& path, const TensorMap& tensors) {
-  // Sized up front: an input position holds megabytes of prefetched batches, and growing the
-  // buffer by doubling would copy them, into fresh pages, a few times over.
-  size_t size = sizeof(kMagic) + 3 * sizeof(uint32_t);
-  for (const auto& [name, tensor] : tensors) {
-    size += sizeof(uint32_t) + name.size() + sizeof(uint8_t) + sizeof(uint32_t) +
-            sizeof(int64_t) * static_cast<size_t>(tensor.rank()) + sizeof(uint64_t) +
-            tensor.byte_size();
-  }
-  std::string out;
-  out.reserve(size);
-  out.append(kMagic, sizeof(kMagic));
-  put<uint32_t>(out, kVersion);
-  put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
   for (const auto& [name, tensor] : tensors) {
     if (tensor.dtype() == DType::kString) {
       throw InvalidArgument("checkpoint " + path + ": tensor '" + name +
                             "' is a string tensor; checkpoints hold numeric tensors only");
     }
-    put<uint32_t>(out, static_cast<uint32_t>(name.size()));
-    out += name;
-    put<uint8_t>(out, static_cast<uint8_t>(tensor.dtype()));
-    put<uint32_t>(out, static_cast<uint32_t>(tensor.rank()));
-    for (int64_t d : tensor.shape().dims()) put<int64_t>(out, d);
-    put<uint64_t>(out, tensor.byte_size());
-    out.append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
   }
-  put<uint32_t>(out, masked_crc32c(out.data(), out.size()));
-  write_file_atomically(path, out);
+  // Large tensors go to the file from their own memory, the CRC extended over them as they pass:
+  // an input position holds megabytes of prefetched batches, not worth copying into one buffer.
+  // Everything else collects in `pending`, so that small tensors cost no write of their own.
+  constexpr size_t kWrittenInPlace = 64 << 10;
+  WritableFile file = WritableFile::replace(path);
+  uint32_t crc = 0;
+  auto write = [&](std::string_view bytes) {
+    crc = crc32c_extend(crc, bytes.data(), bytes.size());
+    file.append(bytes);
+  };
+  std::string pending(kMagic, sizeof(kMagic));
+  put<uint32_t>(pending, kVersion);
+  put<uint32_t>(pending, static_cast<uint32_t>(tensors.size()));
+  for (const auto& [name, tensor] : tensors) {
+    put<uint32_t>(pending, static_cast<uint32_t>(name.size()));
+    pending += name;
+    put<uint8_t>(pending, static_cast<uint8_t>(tensor.dtype()));
+    put<uint32_t>(pending, static_cast<uint32_t>(tensor.rank()));
+    for (int64_t d : tensor.shape().dims()) put<int64_t>(pending, d);
+    put<uint64_t>(pending, tensor.byte_size());
+    const std::string_view data(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
+    if (data.size() < kWrittenInPlace) {
+      pending += data;
+      continue;
+    }
+    write(pending);
+    pending.clear();
+    write(data);
+  }
+  write(pending);
+  std::string trailer;
+  put<uint32_t>(trailer, mask_crc32c(crc));
+  file.append(trailer);
+  file.close();
 }
 
 TensorMap read_checkpoint_file(const std::string& path) {

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "sluice/estimator/second_or_step_timer.h"
 #include "tests/estimator/testing.h"
@@ -57,6 +59,35 @@ TEST_F(CheckpointTest, EveryTruncationAndEveryFlippedByteIsDataLoss) {
     EXPECT_THROW(read_checkpoint_file(file), DataLoss) << "byte " << i;
   }
   EXPECT_THROW(read_checkpoint_file(path("missing")), NotFound);
+}
+
+// A tensor of megabytes (an input position's batches) goes to the file from its own memory,
+// between small ones that are gathered: the file reads back whole, and its CRC covers the large
+// tensor's bytes too.
+TEST_F(CheckpointTest, LargeTensorsAmongSmallOnesRoundTripUnderTheCrc) {
+  std::filesystem::create_directories(dir_);
+  TensorMap m = sample();
+  std::vector<float> values(300000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  m.emplace("input/position", Tensor::from_vector<float>(values));
+  m.emplace("model/bias", Tensor::from_vector<float>({0.25f}));
+  const std::string file = path("model.ckpt-3");
+  write_checkpoint_file(file, m);
+  const TensorMap read = read_checkpoint_file(file);
+  ASSERT_EQ(read.size(), m.size());
+  for (const auto& [name, tensor] : m) EXPECT_TRUE(read.at(name).equals(tensor)) << name;
+
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[bytes.size() / 2] ^= 0x01;  // Inside the large tensor.
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  EXPECT_THROW(read_checkpoint_file(file), DataLoss);
 }
 
 TEST_F(CheckpointTest, ManagerKeepsTheNewestAndIndexesThem) {
