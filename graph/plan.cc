@@ -62,6 +62,11 @@ PlanPtr ExecContext::prepare(PlanPtr plan) const {
   return options_.static_optimizations.value_or(true) ? optimize(plan) : plan;
 }
 
+PlanPtr ExecContext::prepare_returned(PlanPtr plan, std::string_view function) const {
+  if (!plan) throw InvalidArgument(str_cat(function, " returned no dataset"));
+  return prepare(std::move(plan));
+}
+
 uint64_t ExecContext::seed_for(std::optional<uint64_t> stage_seed, const StagePath& path) const {
   if (stage_seed) return *stage_seed;
   if (options_.seed) return mix_seed(*options_.seed, std::hash<std::string>{}(path.key));

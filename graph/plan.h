@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/graph/options.h"
@@ -175,6 +176,9 @@ class ExecContext {
   // makes while running (interleave's and flat_map's, a window's reduction), so that a dataset
   // runs the same whether it is the whole pipeline or made per element.
   PlanPtr prepare(PlanPtr plan) const;
+  // prepare() of the dataset a user function returned (`function` names it in the error:
+  // "the interleave function"); InvalidArgument when it returned none.
+  PlanPtr prepare_returned(PlanPtr plan, std::string_view function) const;
 
   // The seed of a random stage: its own when given, else one derived from Options::seed and the
   // stage's place in the plan, else a fresh random one.

@@ -7,6 +7,9 @@
 namespace sluice {
 namespace {
 
+// How errors name the function that makes each input's dataset.
+constexpr const char* kFunction = "the flat_map function";
+
 class FlatMapNode final : public PlanNodeOf<FlatMapNode> {
  public:
   FlatMapNode(PlanPtr input, DatasetFunction function)
@@ -71,7 +74,7 @@ class FlatMapIterator final : public StageIterator {
     reader.read_items("source", source);
     if (source.size() != 1 || !source[0].ok()) reader.fail("source", "is not one element");
     source_ = std::move(source[0].element);
-    plan_ = dataset_of(source_);
+    plan_ = ctx_.prepare_returned(node_.function_(source_), kFunction);
     check_signature(reader.read_signature("plan"), plan_signature(*plan_));
     open(*plan_);
     dataset_.restore(reader, 1);
@@ -90,7 +93,7 @@ class FlatMapIterator final : public StageIterator {
       return;
     }
     try {
-      plan_ = dataset_of(in[0].element);
+      plan_ = ctx_.prepare_returned(node_.function_(in[0].element), kFunction);
     } catch (...) {
       out.push_back(Item::failure(
           add_error_context(std::current_exception(),
@@ -99,12 +102,6 @@ class FlatMapIterator final : public StageIterator {
     }
     source_ = std::move(in[0].element);
     open(*plan_);
-  }
-
-  PlanPtr dataset_of(const Element& source) const {
-    PlanPtr plan = node_.function_(source);
-    if (!plan) throw InvalidArgument("the flat_map function returned no dataset");
-    return ctx_.prepare(std::move(plan));
   }
 
   void open(const PlanNode& plan) {

@@ -180,9 +180,8 @@ class GroupByWindowIterator final : public StageIterator {
   }
 
   PlanPtr reduce(int64_t key, const std::vector<Element>& elements) const {
-    PlanPtr plan = node_.reduce_func_(key, make_elements_source(elements));
-    if (!plan) throw InvalidArgument("the group_by_window reduce function returned no dataset");
-    return ctx_.prepare(std::move(plan));
+    return ctx_.prepare_returned(node_.reduce_func_(key, make_elements_source(elements)),
+                                 "the group_by_window reduce function");
   }
 
   void start_reducing(int64_t key, Chunk& out) {

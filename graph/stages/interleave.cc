@@ -11,6 +11,9 @@ namespace {
 // The most blocks an open dataset's AUTOTUNE buffer grows to.
 constexpr size_t kAutotuneBlocks = 32;
 
+// How errors name the function that makes each input's dataset.
+constexpr const char* kFunction = "the interleave function";
+
 class InterleaveNode final : public PlanNodeOf<InterleaveNode> {
  public:
   InterleaveNode(PlanPtr input, DatasetFunction function, int64_t cycle_length,
@@ -138,7 +141,7 @@ class InterleaveIterator final : public StageIterator {
         reader.fail(str_cat("source", k), "is not one element");
       }
       slot.source = std::move(source[0].element);
-      slot.plan = dataset_of(slot.source);
+      slot.plan = ctx_.prepare_returned(node_.function_(slot.source), kFunction);
       check_signature(reader.read_signature(str_cat("plan", k)), plan_signature(*slot.plan));
       reader.read_items(str_cat("pulled", k), slot.buffer);
       slot.cursor = 0;
@@ -192,7 +195,7 @@ class InterleaveIterator final : public StageIterator {
     }
     const int64_t index = input_index_++;
     try {
-      slot.plan = dataset_of(in[0].element);
+      slot.plan = ctx_.prepare_returned(node_.function_(in[0].element), kFunction);
     } catch (...) {
       out.push_back(Item::failure(
           add_error_context(std::current_exception(),
@@ -202,12 +205,6 @@ class InterleaveIterator final : public StageIterator {
     slot.source = std::move(in[0].element);
     slot.dataset.emplace(open_dataset(*slot.plan));
     ++open_;
-  }
-
-  PlanPtr dataset_of(const Element& source) const {
-    PlanPtr plan = node_.function_(source);
-    if (!plan) throw InvalidArgument("the interleave function returned no dataset");
-    return ctx_.prepare(std::move(plan));
   }
 
   // The iterator of a slot's dataset (pulled ahead in the background when parallel).

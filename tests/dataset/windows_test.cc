@@ -235,6 +235,28 @@ TEST(FlatMapTest, EmptyDatasetsAndEmptyInput) {
       Dataset::range(0).flat_map([](const Tensor&) { return Dataset::range(3); }).cardinality(), 0);
 }
 
+// A function that hands back no dataset is an error naming that function, in place of the element
+// (or the window) it was called for.
+TEST(FlatMapTest, AFunctionReturningNoDatasetIsAnErrorNamingIt) {
+  const DatasetFunction none = [](const Element&) { return PlanPtr(); };
+  EXPECT_NE(
+      error_message(Dataset::range(3).flat_map_function(none))
+          .find("the flat_map function returned no dataset [in stage 'flat_map' at element 0]"),
+      std::string::npos);
+  EXPECT_NE(error_message(Dataset::range(3).interleave_function(none, {}))
+                .find("the interleave function returned no dataset [in stage 'interleave' at "
+                      "element 0]"),
+            std::string::npos);
+  const ReduceFunction no_reduction = [](int64_t, const PlanPtr&) { return PlanPtr(); };
+  const std::string grouped = error_message(Dataset::range(4).group_by_window_function(
+      [](const Element& e) { return e[0].item<int64_t>() % 2; }, no_reduction,
+      [](int64_t) { return int64_t{2}; }));
+  EXPECT_NE(grouped.find("the group_by_window reduce function returned no dataset [in stage "
+                         "'group_by_window' reducing the window of key 0]"),
+            std::string::npos)
+      << grouped;
+}
+
 TEST(FlatMapTest, ErrorsTakeTheElementsPlace) {
   auto ds = Dataset::range(4).flat_map([](const Tensor& x) {
     if (x.item<int64_t>() == 2) throw InvalidArgument("no dataset for two");
