@@ -80,6 +80,8 @@ class CheckpointSaverHook final : public SessionRunHook {
   void end(Session& session) override;
   // Global steps of the saves of this run, in order.
   const std::vector<int64_t>& saved_steps() const { return saved_; }
+  // Whether it saves every N seconds, so that workers may save at different steps.
+  bool saves_by_seconds() const { return timer_.counts_seconds(); }
 
  private:
   void save(Session& session);

@@ -187,7 +187,9 @@ std::string Estimator::restore_latest() {
 std::string Estimator::save_checkpoint() {
   Strategy* strategy = config_.train_distribute.get();
   const bool workers = strategy != nullptr && strategy->num_workers() > 1;
-  // Every worker's input position goes into the chief's checkpoint.
+  // The optimizer's slots from every worker's share (after sharded updates), and every worker's
+  // input position, go into the chief's checkpoint.
+  if (workers && train_replicas_) train_replicas_->gather_optimizer_state(*spec_.optimizer);
   std::vector<std::string> positions;
   if (workers && training_input_) {
     positions = gather_input_positions(*strategy, training_input_->save_state());

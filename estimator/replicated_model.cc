@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <span>
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
@@ -134,6 +136,36 @@ class ReplicatedModel::GradientFinisher {
                               });
   }
 
+  // After an update of `shares` of the weights (one per parameter): a divided weight's slices
+  // have partials of this worker's share only, and zeros elsewhere; summed over the workers (x + 0
+  // is exact), every worker holds all of them, for a loss() added up as after a whole update. A
+  // collective when any divided weight is regularized (the same on every worker).
+  void gather_partials(Strategy& strategy, const std::vector<ElementRange>& shares) {
+    std::vector<size_t> divided;
+    bool regularized = false;
+    for (size_t i = 0; i < primary_.size(); ++i) {
+      if (shares[i].size() == primary_[i]->value.num_elements()) continue;
+      divided.push_back(i);
+      regularized |= primary_[i]->l2 != 0.0f;
+    }
+    if (!regularized) return;
+    const auto slices_of = [&](size_t i) {
+      const auto begin = partials_.begin() + first_slice_[i];
+      const auto end =
+          i + 1 < primary_.size() ? partials_.begin() + first_slice_[i + 1] : partials_.end();
+      return std::span<double>(begin, end);
+    };
+    std::vector<double> sums;
+    for (size_t i : divided) std::ranges::copy(slices_of(i), std::back_inserter(sums));
+    strategy.all_reduce_across_workers(sums);
+    auto next = sums.begin();
+    for (size_t i : divided) {
+      const std::span<double> slices = slices_of(i);
+      std::copy(next, next + static_cast<std::ptrdiff_t>(slices.size()), slices.begin());
+      next += static_cast<std::ptrdiff_t>(slices.size());
+    }
+  }
+
   // The regularization loss, once every slice was finished.
   double loss() const {
     double total = regularization_loss(frozen_);
@@ -188,14 +220,18 @@ ReplicatedModel::ReplicatedModel(Strategy& strategy, Sequential& primary,
   sync_from_primary();
 }
 
-bool ReplicatedModel::all_workers_have_input(std::optional<int64_t> local_rows) {
+bool ReplicatedModel::all_workers_have_input(std::optional<int64_t> local_rows, bool shardable) {
   agreed_rows_.reset();
+  shard_next_update_ = false;
   if (strategy_.num_workers() == 1) return local_rows.has_value();
-  // [workers with input, their rows]: summed in worker order, identical everywhere.
-  std::vector<double> counts{local_rows ? 1.0 : 0.0, local_rows ? double(*local_rows) : 0.0};
+  // [workers with input, their rows, workers that can shard]: summed in worker order, identical
+  // everywhere.
+  std::vector<double> counts{local_rows ? 1.0 : 0.0, local_rows ? double(*local_rows) : 0.0,
+                             shardable ? 1.0 : 0.0};
   strategy_.all_reduce_across_workers(counts);
   if (counts[0] < strategy_.num_workers()) return false;
   agreed_rows_ = static_cast<int64_t>(counts[1]);
+  shard_next_update_ = counts[2] == strategy_.num_workers();
   return true;
 }
 
@@ -254,6 +290,8 @@ ReplicatedModel::StepResult ReplicatedModel::train_step(
       parts);
   finished_regularization_.reset();
   replicas_summed_ = n == 1;
+  gradients_sharded_ = workers > 1 && shard_next_update_;
+  shard_next_update_ = false;
   if (workers > 1) {
     // The local sum first, then the sum over workers: both before the update.
     if (n > 1) {
@@ -262,7 +300,11 @@ ReplicatedModel::StepResult ReplicatedModel::train_step(
       strategy_.batch_reduce_to(ReduceOp::kSum, gradients, gradients_of(*models_[0]));
       replicas_summed_ = true;
     }
-    strategy_.all_reduce_across_workers(gradients_of(*models_[0]));
+    if (gradients_sharded_) {
+      strategy_.reduce_scatter_across_workers(gradients_of(*models_[0]));
+    } else {
+      strategy_.all_reduce_across_workers(gradients_of(*models_[0]));
+    }
   }
   // Replica order, so the reported sums do not depend on timing.
   for (int r = 0; r < n; ++r) {
@@ -280,6 +322,12 @@ ReplicatedModel::StepResult ReplicatedModel::train_step(
 }
 
 void ReplicatedModel::finish_gradients() {
+  if (gradients_sharded_) {
+    throw FailedPrecondition(
+        "finish_gradients: the workers agreed to shard this step's update, so each holds the "
+        "summed gradients of its share only; pass shardable = false to all_workers_have_input "
+        "for a step whose gradients are read");
+  }
   if (finished_regularization_) return;
   GradientFinisher finisher(models_, !replicas_summed_);
   strategy_.execute([&] { finisher.finish_all(); });
@@ -288,6 +336,7 @@ void ReplicatedModel::finish_gradients() {
 }
 
 double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
+  if (gradients_sharded_) return apply_sharded_gradients(optimizer);
   GradientFinisher finisher(models_, !replicas_summed_);
   const std::vector<Parameter*>& primary = finisher.parameters();
   std::vector<std::vector<Parameter*>> others;
@@ -309,6 +358,38 @@ double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
     finished_regularization_ = finisher.loss();
   }
   return *finished_regularization_;
+}
+
+double ReplicatedModel::apply_sharded_gradients(Optimizer& optimizer) {
+  // The local replicas were summed before the sum over workers.
+  GradientFinisher finisher(models_, /*sum_replicas=*/false);
+  const std::vector<Parameter*>& primary = finisher.parameters();
+  std::vector<ElementRange> shares;
+  for (const Parameter* p : primary) {
+    shares.push_back(strategy_.worker_share(p->value.num_elements()));
+  }
+  Optimizer::SliceCallbacks callbacks;
+  callbacks.prepare = std::ref(finisher);
+  strategy_.execute([&] { optimizer.apply_gradients(primary, callbacks, shares); });
+  optimizer_state_sharded_ = true;
+  finisher.gather_partials(strategy_, shares);
+  const std::vector<Tensor*> weights = values_of(primary);
+  strategy_.all_gather_across_workers(weights);
+  if (models_.size() > 1) {
+    std::vector<std::vector<Tensor*>> destinations;
+    for (size_t r = 1; r < models_.size(); ++r) {
+      destinations.push_back(values_of(models_[r]->trainable_parameters()));
+    }
+    strategy_.broadcast_to(copies(weights), destinations);
+  }
+  finished_regularization_ = finisher.loss();
+  return *finished_regularization_;
+}
+
+void ReplicatedModel::gather_optimizer_state(Optimizer& optimizer) {
+  if (!optimizer_state_sharded_) return;
+  strategy_.all_gather_across_workers(optimizer.slot_tensors());
+  optimizer_state_sharded_ = false;
 }
 
 double ReplicatedModel::eval_step(const Element& batch, const std::string& features_key,

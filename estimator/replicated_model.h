@@ -20,6 +20,14 @@
 // everywhere (the chief's initial weights are broadcast when the replicas are built). Metrics and
 // statistics stay per worker (a checkpoint, written by the chief, stores the chief's).
 //
+// When the workers agree to it, the update is sharded (as ZeRO's first stage): the sum over
+// workers leaves each worker the summed gradients of only its share of each large weight
+// (Strategy::worker_share), each worker updates only that share, and the new weights are then
+// gathered from their owners. Every element is summed and updated exactly as the whole
+// update would, so the weights are bit-identical to it, while each worker reads and writes only
+// its share of the weights, gradients and optimizer slots. The optimizer's slots are then current
+// only in each worker's share until gather_optimizer_state.
+//
 // Not thread-safe; owned by the Estimator. The strategy must outlive it.
 #pragma once
 
@@ -66,9 +74,11 @@ class ReplicatedModel {
   // Keeps workers in lock step: each calls this once before every step with its local batch's
   // rows, or nullopt when its input ended. Returns false on every worker as soon as any worker's
   // input ended (the step count is the smallest over workers), so none waits in a collective for
-  // one that stopped; otherwise remembers the global batch's rows for the next train_step. One
-  // worker: returns whether local_rows is set, without communication.
-  bool all_workers_have_input(std::optional<int64_t> local_rows);
+  // one that stopped; otherwise remembers the global batch's rows for the next train_step. That
+  // step's update is sharded when every worker says `shardable`: it will not read the step's
+  // gradients (finish_gradients), and it calls gather_optimizer_state at the same steps as the
+  // others. One worker: returns whether local_rows is set, without communication.
+  bool all_workers_have_input(std::optional<int64_t> local_rows, bool shardable = false);
 
   // Forward and backward of one global batch on every replica, each replica's gradients (of the
   // loss only) in its own parameters; apply_gradients or finish_gradients then combines them.
@@ -79,14 +89,20 @@ class ReplicatedModel {
                         const std::vector<std::unique_ptr<Metric>>& metrics);
   // Makes replica 0's trainable gradients the step's final ones without updating anything: the sum
   // over replicas (and workers) plus the L2 regularization gradient. For readers of gradients
-  // before the update (a hook's gradient norm); apply_gradients then does not redo it.
+  // before the update (a hook's gradient norm); apply_gradients then does not redo it. Throws
+  // FailedPrecondition after a step whose update the workers agreed to shard.
   void finish_gradients();
   // The update of a training step, in one pass over slices of the weights on the strategy's
   // threads: each slice of replica 0's gradients is finished (unless finish_gradients did), the
   // optimizer applies it and the new weights are copied to the other replicas while in cache.
-  // Every replica then holds replica 0's updated weights, whose gradients stay the final ones.
-  // Returns the step's regularization loss (Σ l2·Σ w² at the weights before the update).
+  // Every replica then holds replica 0's updated weights, whose gradients stay the final ones
+  // (after a sharded update, in this worker's share only). Returns the step's regularization loss
+  // (Σ l2·Σ w² at the weights before the update).
   double apply_gradients(Optimizer& optimizer);
+  // Makes the optimizer's slots current on every worker after sharded updates left each worker's
+  // current in its share only: a collective every worker calls at the same point (before a
+  // checkpoint is saved, at the end of training). Does nothing when they are current.
+  void gather_optimizer_state(Optimizer& optimizer);
 
   // Inference on every replica's share of the batch; returns the summed (global-mean) loss and
   // updates the metrics.
@@ -108,8 +124,14 @@ class ReplicatedModel {
  private:
   class GradientFinisher;
 
+  // The update of a step whose gradients each worker holds summed in its share only.
+  double apply_sharded_gradients(Optimizer& optimizer);
+
   Strategy& strategy_;
-  std::optional<int64_t> agreed_rows_;  // From all_workers_have_input, for the next step.
+  std::optional<int64_t> agreed_rows_;    // From all_workers_have_input, for the next step.
+  bool shard_next_update_ = false;        // Likewise: every worker agreed to shard its update.
+  bool gradients_sharded_ = false;        // Since the last train_step: its update is sharded.
+  bool optimizer_state_sharded_ = false;  // Slots current in this worker's share only.
   // Since the last train_step: whether replica 0's gradients hold the sum over replicas, and
   // whether they are final (summed and regularized, by finish_gradients) with this loss.
   bool replicas_summed_ = true;

@@ -16,6 +16,8 @@ class SecondOrStepTimer {
   SecondOrStepTimer(std::optional<double> every_secs, std::optional<int64_t> every_steps);
 
   bool should_trigger_for_step(int64_t step) const;
+  // Whether it fires by seconds (each process by its own clock) rather than by steps.
+  bool counts_seconds() const { return every_secs_.has_value(); }
   // Marks `step` as triggered now; returns (seconds, steps) since the previous trigger, or
   // nullopt on the first.
   std::optional<std::pair<double, int64_t>> update_last_triggered_step(int64_t step);

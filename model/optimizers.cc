@@ -88,6 +88,18 @@ std::shared_ptr<const LearningRateSchedule> cosine_decay(float initial_learning_
 
 void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters,
                                 const SliceCallbacks& callbacks) {
+  std::vector<ElementRange> whole;
+  for (const Parameter* p : parameters) whole.push_back({0, p->value.num_elements()});
+  apply_gradients(parameters, callbacks, whole);
+}
+
+void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters,
+                                const SliceCallbacks& callbacks,
+                                const std::vector<ElementRange>& ranges) {
+  if (ranges.size() != parameters.size()) {
+    throw InvalidArgument(str_cat("apply_gradients: ", ranges.size(), " ranges for ",
+                                  parameters.size(), " parameters"));
+  }
   const float lr = learning_rate_.at(iterations_);
   const int64_t step = iterations_ + 1;
   const std::vector<std::string> names = slot_names();
@@ -95,6 +107,7 @@ void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters,
   // parameter throws before any value changed.
   struct Target {
     size_t parameter;
+    ElementRange range;
     std::vector<std::span<float>> slots;
   };
   std::vector<Target> targets;
@@ -107,7 +120,16 @@ void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters,
                                     " for parameter '", p->path, "' of shape ",
                                     p->value.shape().to_string()));
     }
-    Target target{i, std::vector<std::span<float>>(names.size())};
+    const int64_t n = p->value.num_elements();
+    const ElementRange range = ranges[i];
+    const auto on_edge = [&](int64_t at) { return at == n || at % kSliceElements == 0; };
+    if (range.begin < 0 || range.begin > range.end || range.end > n || !on_edge(range.begin) ||
+        !on_edge(range.end)) {
+      throw InvalidArgument(str_cat("apply_gradients: elements [", range.begin, ", ", range.end,
+                                    ") of parameter '", p->path, "' (", n,
+                                    " elements) are not whole slices of ", kSliceElements));
+    }
+    Target target{i, range, std::vector<std::span<float>>(names.size())};
     for (size_t s = 0; s < names.size(); ++s) {
       const std::string key = str_cat(p->path, "/", names[s]);
       auto it = slots_.find(key);
@@ -130,9 +152,9 @@ void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters,
   };
   std::vector<Slice> slices;
   for (size_t t = 0; t < targets.size(); ++t) {
-    const int64_t n = parameters[targets[t].parameter]->value.num_elements();
-    for (int64_t b = 0; b < n; b += kSliceElements) {
-      slices.push_back({t, b, std::min(n, b + kSliceElements)});
+    const ElementRange range = targets[t].range;
+    for (int64_t b = range.begin; b < range.end; b += kSliceElements) {
+      slices.push_back({t, b, std::min(range.end, b + kSliceElements)});
     }
   }
   auto work = [&](const Slice& slice) {
@@ -182,6 +204,12 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& state) {
   }
   iterations_ = it->second.item<int64_t>();
   slots_ = std::move(slots);
+}
+
+std::vector<Tensor*> Optimizer::slot_tensors() {
+  std::vector<Tensor*> out;
+  for (auto& [key, slot] : slots_) out.push_back(&slot);
+  return out;
 }
 
 SGD::SGD(SGDOptions options) : Optimizer(options.learning_rate), options_(options) {

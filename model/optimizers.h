@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/element_range.h"
 #include "sluice/model/layer.h"
 
 namespace sluice {
@@ -71,6 +72,12 @@ class Optimizer {
   // anything is updated or any callback runs). Each callback given runs once per updated slice.
   void apply_gradients(const std::vector<Parameter*>& parameters,
                        const SliceCallbacks& callbacks = {});
+  // The same update of only ranges[i] of each parameters[i] (one range per parameter), such as a
+  // worker's share: the slices are those the whole update makes, so the values are too. Throws
+  // InvalidArgument, before anything changed, for a range outside its parameter or whose ends
+  // fall inside a slice (neither a multiple of kSliceElements nor the parameter's end).
+  void apply_gradients(const std::vector<Parameter*>& parameters, const SliceCallbacks& callbacks,
+                       const std::vector<ElementRange>& ranges);
 
   int64_t iterations() const { return iterations_; }
   // The rate the next update will use.
@@ -80,6 +87,8 @@ class Optimizer {
   std::map<std::string, Tensor> state() const;
   // Restores a state() map. Slots are checked against the parameters when next applied.
   void load_state(const std::map<std::string, Tensor>& state);
+  // The slot tensors themselves, in state()'s order: for collectives over them.
+  std::vector<Tensor*> slot_tensors();
 
  protected:
   explicit Optimizer(LearningRate learning_rate) : learning_rate_(std::move(learning_rate)) {}

@@ -90,12 +90,20 @@ struct MultiWorkerMirroredStrategy::Comm {
 
   // Message tags: two per collective (its phases), below the MPI minimum of 32767.
   int tag() const { return 2 * static_cast<int>(sequence % 15000); }
+  // Starts a collective: its number, for its tags and messages.
+  void next_collective() { ++sequence; }
 
-  // Polls `requests` until all complete or the deadline passes; `peers[i]` is the worker
-  // requests[i] talks to. On timeout, cancels what is left and throws Internal naming the
-  // workers that did not answer.
-  void wait_all(std::vector<MPI_Request>& requests, const std::vector<int>& peers,
-                double timeout_seconds, std::string_view what) {
+  // Requests in flight, each with the worker it talks to.
+  struct Requests {
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;
+  };
+
+  // Polls the requests until all complete or the deadline passes. On timeout, cancels what is
+  // left and throws Internal naming the workers that did not answer.
+  void wait_all(Requests& pending, double timeout_seconds, std::string_view what) {
+    std::vector<MPI_Request>& requests = pending.requests;
+    const std::vector<int>& peers = pending.peers;
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(timeout_seconds));
     std::vector<char> done(requests.size(), 0);
@@ -150,20 +158,34 @@ struct MultiWorkerMirroredStrategy::Comm {
     }
   }
 
+  // Where worker c's chunk of `count` values begins when chunks are whole blocks of `align`
+  // values (the last one shorter).
+  int64_t chunk_begin(int64_t count, int c, int64_t align) const {
+    const int64_t blocks = (count + align - 1) / align;
+    return std::min(count, blocks * c / size * align);
+  }
+
   // Sums `count` values of `data` over the workers in worker order; every worker ends with the
   // same sums. The values are cut into one chunk per worker; worker c receives everyone's part of
   // chunk c, sums it in worker order (v0 + v1 + …) and sends the result to all: each element is
   // summed once, on one worker, so the result is bit-identical everywhere, while the traffic and
   // the additions are spread evenly over the workers (a reduce-scatter then an all-gather).
   template <class T>
-  void sum(T* data, int64_t count, MPI_Datatype type, double timeout, std::string_view what) {
-    ++sequence;
-    const auto begin = [&](int c) { return count * c / size; };
-    const auto length = [&](int c) { return begin(c + 1) - begin(c); };
-    if (length(0) > INT32_MAX || length(size - 1) > INT32_MAX) {
-      throw InvalidArgument(str_cat(what, ": ", count, " values exceed the MPI message size"));
-    }
-    const int64_t mine = begin(rank), my_length = length(rank);
+  void sum(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
+           std::string_view what) {
+    next_collective();
+    scatter_sum(data, count, type, align, timeout, what, 0);
+    gather(data, count, type, align, timeout, what, 1);
+  }
+
+  // The first half of sum(), as `phase` of the current collective: afterwards only my chunk of
+  // `data` holds the sums.
+  template <class T>
+  void scatter_sum(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
+                   std::string_view what, int phase) {
+    const auto begin = [&](int c) { return chunk_begin(count, c, align); };
+    check_chunks(count, align, what);
+    const int64_t mine = begin(rank), my_length = begin(rank + 1) - mine;
     // Grown, never shrunk: a step sums its small tensors before its large ones, and a vector
     // shrunk for them would zero hundreds of MB again when growing back.
     const size_t part_size = static_cast<size_t>(size * my_length) * sizeof(T);
@@ -171,28 +193,14 @@ struct MultiWorkerMirroredStrategy::Comm {
     const auto part = [&](int r) {
       return reinterpret_cast<T*>(part_bytes.data()) + r * my_length;
     };
-    std::vector<MPI_Request> requests;
-    std::vector<int> peers;
-    auto post = [&](bool send, void* buffer, int64_t n, int peer, int phase) {
-      requests.emplace_back();
-      peers.push_back(peer);
-      if (send) {
-        check(MPI_Isend(buffer, static_cast<int>(n), type, peer, tag() + phase, comm,
-                        &requests.back()),
-              "MPI_Isend");
-      } else {
-        check(MPI_Irecv(buffer, static_cast<int>(n), type, peer, tag() + phase, comm,
-                        &requests.back()),
-              "MPI_Irecv");
-      }
-    };
-    // Reduce-scatter: the other workers' parts of my chunk in, my parts of theirs out.
+    Requests requests;
+    // The other workers' parts of my chunk in, my parts of theirs out.
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
-      post(false, part(r), my_length, r, 0);
-      post(true, data + begin(r), length(r), r, 0);
+      post(requests, false, part(r), my_length, type, r, phase);
+      post(requests, true, data + begin(r), begin(r + 1) - begin(r), type, r, phase);
     }
-    wait_all(requests, peers, timeout, what);
+    wait_all(requests, timeout, what);
     // The sum in worker order, my own values standing for my part, a block at a time through a
     // buffer (my values are a source and the destination) in loops the compiler vectorises.
     std::vector<const T*> sources(static_cast<size_t>(size));
@@ -208,38 +216,60 @@ struct MultiWorkerMirroredStrategy::Comm {
       }
       std::copy(block, block + n, data + mine + b);
     }
-    // All-gather: my summed chunk to everyone, theirs into place (my sends above completed).
-    requests.clear();
-    peers.clear();
+  }
+
+  // The second half of sum(), as `phase` of the current collective: my chunk of `data` to
+  // everyone, theirs into place.
+  template <class T>
+  void gather(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
+              std::string_view what, int phase) {
+    const auto begin = [&](int c) { return chunk_begin(count, c, align); };
+    check_chunks(count, align, what);
+    const int64_t mine = begin(rank), my_length = begin(rank + 1) - mine;
+    Requests requests;
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
-      post(false, data + begin(r), length(r), r, 1);
-      post(true, data + mine, my_length, r, 1);
+      post(requests, false, data + begin(r), begin(r + 1) - begin(r), type, r, phase);
+      post(requests, true, data + mine, my_length, type, r, phase);
     }
-    wait_all(requests, peers, timeout, what);
+    wait_all(requests, timeout, what);
+  }
+
+  void check_chunks(int64_t count, int64_t align, std::string_view what) const {
+    for (int c = 0; c < size; ++c) {
+      if (chunk_begin(count, c + 1, align) - chunk_begin(count, c, align) > INT32_MAX) {
+        throw InvalidArgument(str_cat(what, ": ", count, " values exceed the MPI message size"));
+      }
+    }
+  }
+
+  void post(Requests& to, bool send, void* buffer, int64_t n, MPI_Datatype type, int peer,
+            int phase) {
+    to.requests.emplace_back();
+    to.peers.push_back(peer);
+    if (send) {
+      check(MPI_Isend(buffer, static_cast<int>(n), type, peer, tag() + phase, comm,
+                      &to.requests.back()),
+            "MPI_Isend");
+    } else {
+      check(MPI_Irecv(buffer, static_cast<int>(n), type, peer, tag() + phase, comm,
+                      &to.requests.back()),
+            "MPI_Irecv");
+    }
   }
 
   void broadcast(char* data, int64_t bytes, double timeout) {
-    ++sequence;
+    next_collective();
     if (bytes > INT32_MAX) {
       throw InvalidArgument(str_cat("broadcast_from_chief: ", bytes, " bytes exceed one message"));
     }
-    std::vector<MPI_Request> requests;
-    std::vector<int> peers;
+    Requests requests;
     if (rank == 0) {
-      for (int r = 1; r < size; ++r) {
-        requests.emplace_back();
-        peers.push_back(r);
-        check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, r, tag(), comm, &requests.back()),
-              "MPI_Isend");
-      }
+      for (int r = 1; r < size; ++r) post(requests, true, data, bytes, MPI_BYTE, r, 0);
     } else {
-      requests.emplace_back();
-      peers.push_back(0);
-      check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, 0, tag(), comm, &requests.back()),
-            "MPI_Irecv");
+      post(requests, false, data, bytes, MPI_BYTE, 0, 0);
     }
-    wait_all(requests, peers, timeout, "broadcast_from_chief");
+    wait_all(requests, timeout, "broadcast_from_chief");
   }
 };
 
@@ -270,19 +300,30 @@ MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
   if (comm_->comm != MPI_COMM_NULL && !finalized && !g_abort_at_exit) MPI_Comm_free(&comm_->comm);
 }
 
-void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Tensor*>& tensors) {
-  if (num_workers() == 1) return;
-  int64_t total = 0;
+namespace {
+
+// Tensors of at least this many elements are summed in place, without a copy, and divided into
+// shares; the smaller ones are packed into one message, since per-message latency dominates for
+// them, and always summed whole. Every worker makes the same split.
+constexpr int64_t kInPlace = int64_t{1} << 18;
+
+void check_float32(const std::vector<Tensor*>& tensors, std::string_view what) {
   for (const Tensor* t : tensors) {
     if (t->dtype() != DType::kFloat32) {
-      throw InvalidArgument(str_cat("all_reduce_across_workers: only float32 is reduced, got ",
-                                    dtype_name(t->dtype())));
+      throw InvalidArgument(
+          str_cat(what, ": only float32 is reduced, got ", dtype_name(t->dtype())));
     }
-    total += t->num_elements();
   }
-  // Large tensors are summed in place, without a copy; the small ones are packed into one
-  // message, since per-message latency dominates for them. Every worker makes the same split.
-  constexpr int64_t kInPlace = int64_t{1} << 18;
+}
+
+}  // namespace
+
+void MultiWorkerMirroredStrategy::sum(const std::vector<Tensor*>& tensors, bool whole,
+                                      std::string_view what) {
+  if (num_workers() == 1) return;
+  check_float32(tensors, what);
+  int64_t total = 0;
+  for (const Tensor* t : tensors) total += t->num_elements();
   std::vector<float>& packed = comm_->packed;
   packed.clear();
   for (const Tensor* t : tensors) {
@@ -291,24 +332,56 @@ void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Te
     packed.insert(packed.end(), v, v + t->num_elements());
   }
   if (!packed.empty() || total == 0) {
-    comm_->sum(packed.data(), static_cast<int64_t>(packed.size()), MPI_FLOAT, timeout_seconds_,
-               "all_reduce_across_workers");
+    comm_->sum(packed.data(), static_cast<int64_t>(packed.size()), MPI_FLOAT, 1, timeout_seconds_,
+               what);
   }
   int64_t offset = 0;
   for (Tensor* t : tensors) {
     float* v = t->data<float>();
-    if (t->num_elements() >= kInPlace) {
-      comm_->sum(v, t->num_elements(), MPI_FLOAT, timeout_seconds_, "all_reduce_across_workers");
-    } else {
+    if (t->num_elements() < kInPlace) {
       std::memcpy(v, packed.data() + offset, t->byte_size());
       offset += t->num_elements();
+    } else if (whole) {
+      comm_->sum(v, t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_, what);
+    } else {
+      comm_->next_collective();
+      comm_->scatter_sum(v, t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_, what,
+                         0);
     }
   }
 }
 
+void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Tensor*>& tensors) {
+  sum(tensors, /*whole=*/true, "all_reduce_across_workers");
+}
+
+void MultiWorkerMirroredStrategy::reduce_scatter_across_workers(
+    const std::vector<Tensor*>& tensors) {
+  sum(tensors, /*whole=*/false, "reduce_scatter_across_workers");
+}
+
+void MultiWorkerMirroredStrategy::all_gather_across_workers(const std::vector<Tensor*>& tensors) {
+  if (num_workers() == 1) return;
+  constexpr std::string_view kWhat = "all_gather_across_workers";
+  check_float32(tensors, kWhat);
+  for (Tensor* t : tensors) {
+    if (t->num_elements() < kInPlace) continue;  // Every worker's whole share.
+    comm_->next_collective();
+    comm_->gather(t->data<float>(), t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_,
+                  kWhat, 0);
+  }
+}
+
+ElementRange MultiWorkerMirroredStrategy::worker_share(int64_t elements) const {
+  if (elements < kInPlace) return {0, elements};
+  const int rank = worker_index();
+  return {comm_->chunk_begin(elements, rank, kShareAlignment),
+          comm_->chunk_begin(elements, rank + 1, kShareAlignment)};
+}
+
 void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>& values) {
   if (num_workers() == 1) return;
-  comm_->sum(values.data(), static_cast<int64_t>(values.size()), MPI_DOUBLE, timeout_seconds_,
+  comm_->sum(values.data(), static_cast<int64_t>(values.size()), MPI_DOUBLE, 1, timeout_seconds_,
              values.empty() ? "barrier" : "all_reduce_across_workers");
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sluice/core/element.h"
+#include "sluice/core/element_range.h"
 #include "sluice/core/tensor.h"
 #include "sluice/strategy/auto_shard.h"
 #include "sluice/strategy/distributed_dataset.h"
@@ -62,6 +63,17 @@ class Strategy {
   virtual void all_reduce_across_workers(std::vector<double>& values);
   virtual void broadcast_from_chief(const std::vector<Tensor*>& tensors);
   void barrier();
+  // all_reduce_across_workers in two halves, for an update that each worker applies to its own
+  // share of the weights. reduce_scatter_across_workers sums float32 tensors as the all-reduce
+  // does, but leaves each worker the sums of only its worker_share of each tensor (the rest keeps
+  // its own values); all_gather_across_workers copies each worker's share of each tensor to every
+  // other worker. Shares are whole blocks of kShareAlignment elements (the last one shorter), so
+  // that a share is whole slices of an Optimizer's update; a tensor too small to be worth
+  // dividing is every worker's whole share. Errors as all_reduce_across_workers.
+  static constexpr int64_t kShareAlignment = int64_t{1} << 14;
+  virtual void reduce_scatter_across_workers(const std::vector<Tensor*>& tensors);
+  virtual void all_gather_across_workers(const std::vector<Tensor*>& tensors);
+  virtual ElementRange worker_share(int64_t elements) const;
   // The thread budget this strategy's work runs on.
   int num_threads() const { return threads_; }
 

@@ -3,7 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/errors.h"
 
 namespace sluice {
 namespace {
@@ -37,6 +43,73 @@ TEST(OptimizersTest, AdamKerasStep) {
   restored.apply_gradients({&q});
   EXPECT_EQ(p.value.data<float>()[0], q.value.data<float>()[0]);
   EXPECT_EQ(restored.iterations(), 2);
+}
+
+// Updating two ranges that together cover a parameter, one after the other, equals the whole
+// update: the same values, slots and callbacks' slices; a range's outside stays untouched, and a
+// range that cuts a slice is refused before anything changes.
+TEST(OptimizersTest, AnUpdateOfRangesEqualsTheWholeUpdateThere) {
+  constexpr int64_t kSlice = Optimizer::kSliceElements;
+  const int64_t n = 3 * kSlice + 100;
+  auto parameter = [&] {
+    Parameter p;
+    p.name = "w";
+    p.path = "layer/w";
+    p.value = Tensor(DType::kFloat32, Shape{n});
+    p.gradient = Tensor(DType::kFloat32, Shape{n});
+    for (int64_t i = 0; i < n; ++i) {
+      p.value.data<float>()[i] = 0.001f * float(i % 997);
+      p.gradient.data<float>()[i] = 0.01f * float(i % 89) - 0.4f;
+    }
+    return p;
+  };
+  using Slices = std::vector<std::pair<int64_t, int64_t>>;
+  auto recording = [](Slices& slices) {
+    Optimizer::SliceCallbacks callbacks;
+    callbacks.updated = [&slices](size_t, int64_t begin, int64_t end) {
+      slices.emplace_back(begin, end);
+    };
+    return callbacks;
+  };
+  Parameter whole = parameter();
+  Adam adam;
+  Slices whole_slices;
+  adam.apply_gradients({&whole}, recording(whole_slices));
+
+  Parameter parts = parameter();
+  Adam by_ranges;
+  Slices range_slices;
+  by_ranges.apply_gradients({&parts}, recording(range_slices), {{kSlice, n}});
+  // Before the first range is updated, its values are as they were.
+  EXPECT_EQ(parts.value.data<float>()[kSlice - 1], parameter().value.data<float>()[kSlice - 1]);
+  EXPECT_NE(parts.value.data<float>()[kSlice], parameter().value.data<float>()[kSlice]);
+  // The second update of the same step (the optimizer's count restored, as each worker counts
+  // once per step).
+  std::map<std::string, Tensor> state = by_ranges.state();
+  state["iterations"] = Tensor::scalar<int64_t>(0);
+  by_ranges.load_state(state);
+  by_ranges.apply_gradients({&parts}, recording(range_slices), {{0, kSlice}});
+  std::sort(range_slices.begin(), range_slices.end());
+  std::sort(whole_slices.begin(), whole_slices.end());
+  EXPECT_EQ(range_slices, whole_slices);
+  EXPECT_EQ(std::memcmp(parts.value.raw_data(), whole.value.raw_data(), whole.value.byte_size()),
+            0);
+  const std::map<std::string, Tensor> got = by_ranges.state();
+  for (const auto& [key, slot] : adam.state()) {
+    const Tensor& other = got.at(key);
+    EXPECT_EQ(std::memcmp(other.raw_data(), slot.raw_data(), slot.byte_size()), 0) << key;
+  }
+
+  Parameter untouched = parameter();
+  for (const ElementRange bad : {ElementRange{1, n}, ElementRange{0, kSlice + 1},
+                                 ElementRange{2 * kSlice, kSlice}, ElementRange{0, n + 1}}) {
+    EXPECT_THROW(Adam().apply_gradients({&untouched}, {}, {bad}), InvalidArgument)
+        << bad.begin << ", " << bad.end;
+  }
+  EXPECT_THROW(Adam().apply_gradients({&untouched}, {}, {}), InvalidArgument);
+  EXPECT_EQ(std::memcmp(untouched.value.raw_data(), parameter().value.raw_data(),
+                        untouched.value.byte_size()),
+            0);
 }
 
 TEST(OptimizersTest, AdamEpsilonPlacements) {

@@ -8,6 +8,10 @@
 //   evaluate             an Estimator's evaluation of 37 examples on one process (every worker
 //                        computes it alone) and sharded over the workers, each evaluating every
 //                        num_workers-th example.
+//   update               training with Adam and a regularized kernel large enough to be divided
+//                        into shares: once with the update sharded (no hook reads gradients) and
+//                        once whole (a hook fetches the gradient norm every step), each saving
+//                        checkpoints every 2 steps; and one step of ReplicatedModel's own.
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,7 +25,9 @@
 #include "sluice/core/errors.h"
 #include "sluice/core/threads.h"
 #include "sluice/dataset/dataset.h"
+#include "sluice/estimator/checkpoint.h"
 #include "sluice/estimator/estimator.h"
+#include "sluice/estimator/replicated_model.h"
 #include "sluice/model/dense.h"
 #include "sluice/model/flatten.h"
 #include "sluice/strategy/multi_worker_mirrored_strategy.h"
@@ -142,6 +148,116 @@ void evaluate(const std::shared_ptr<Strategy>& strategy) {
   }
 }
 
+// Example i: 640 features that depend on i, labelled i mod 3.
+Dataset wide_examples() {
+  return Dataset::range(48).map([](Element e) {
+    const int64_t i = e[0].item<int64_t>();
+    Tensor x(DType::kFloat32, Shape{640});
+    float* p = x.data<float>();
+    for (int k = 0; k < 640; ++k) p[k] = static_cast<float>((k * (i % 5 + 1) + i) % 13) / 13.0f;
+    return Element{{"image", std::move(x)}, {"label", Tensor::scalar<int64_t>(i % 3)}};
+  });
+}
+
+// A 640×512 kernel (327,680 weights: divided into shares) with an L2 penalty, then a small head.
+ModelSpec wide_spec() {
+  auto model = [] {
+    Sequential model("wide");
+    model.add(Input({640}));
+    model.add(std::make_unique<Dense>(512, DenseOptions{.activation = ActivationFunction::kRelu,
+                                                        .kernel_regularizer_l2 = 1e-3f}));
+    model.add(std::make_unique<Dense>(3));
+    model.build(5);
+    return model;
+  };
+  ModelSpec spec{model(),
+                 Loss("sparse_categorical_crossentropy", /*from_logits=*/true),
+                 std::make_unique<Adam>(AdamOptions{.learning_rate = 1e-3f}),
+                 {}};
+  spec.model_fn = model;
+  return spec;
+}
+
+// Records every execution's loss; asks for the gradient norm when `read_gradients`.
+class StepRecorder final : public SessionRunHook {
+ public:
+  explicit StepRecorder(bool read_gradients) : read_gradients_(read_gradients) {}
+  SessionRunArgs before_run(SessionRunContext&) override {
+    if (!read_gradients_) return {};
+    return {.fetches = {"gradient_norm"}};
+  }
+  void after_run(SessionRunContext&, const SessionRunValues& values) override {
+    char text[32];
+    std::snprintf(text, sizeof text, "%a", values.loss);
+    losses += std::string(losses.empty() ? "" : " ") + text;
+  }
+  std::string losses;
+
+ private:
+  bool read_gradients_;
+};
+
+void update(const std::shared_ptr<Strategy>& strategy) {
+  const int workers = strategy->num_workers();
+  const int index = strategy->worker_index();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
+          .string();
+  strategy->barrier();
+  for (const bool whole : {false, true}) {
+    RunConfig config;
+    config.model_dir = dir + (whole ? "/whole" : "/sharded");
+    config.train_distribute = strategy;
+    config.save_checkpoints_steps = 2;
+    config.log_step_count_steps = 0;
+    StepRecorder recorder(whole);
+    Estimator(wide_spec(), config)
+        .train([workers, index] { return wide_examples().shard(workers, index).batch(4); },
+               {&recorder}, /*steps=*/5);
+    std::cout << (whole ? "whole" : "sharded") << "_losses: " << recorder.losses << "\n";
+  }
+  // Every tensor of the checkpoints at steps 2, 4 and 5 (weights, Adam's slots and iterations),
+  // byte for byte, as the chief wrote them.
+  if (strategy->is_chief()) {
+    for (int step : {2, 4, 5}) {
+      const std::string name = "/model.ckpt-" + std::to_string(step);
+      const TensorMap sharded = read_checkpoint_file(dir + "/sharded" + name);
+      const TensorMap whole = read_checkpoint_file(dir + "/whole" + name);
+      int differing = 0;
+      for (const auto& [key, tensor] : whole) {
+        const auto it = sharded.find(key);
+        if (it == sharded.end() || it->second.byte_size() != tensor.byte_size() ||
+            std::memcmp(it->second.raw_data(), tensor.raw_data(), tensor.byte_size()) != 0) {
+          ++differing;
+        }
+      }
+      std::cout << "checkpoint_" << step << ": " << whole.size() << " tensors, " << differing
+                << " differing\n";
+    }
+  }
+  strategy->barrier();
+  std::filesystem::remove_all(dir);
+
+  // One step of ReplicatedModel's own: sharded only when every worker allows it, and then its
+  // gradients are not to be read.
+  for (const bool worker_1_allows : {true, false}) {
+    ModelSpec spec = wide_spec();
+    ReplicatedModel replicas(*strategy, spec.model, spec.model_fn);
+    const Element batch = *wide_examples().shard(workers, index).batch(4).make_iterator().next();
+    replicas.all_workers_have_input(int64_t{4}, index != 1 || worker_1_allows);
+    replicas.train_step(batch, "image", "label", spec.loss, {});
+    std::string gradients = "readable";
+    try {
+      replicas.finish_gradients();
+    } catch (const FailedPrecondition&) {
+      gradients = "refused";
+    }
+    replicas.apply_gradients(*spec.optimizer);
+    std::cout << "gradients_when_worker_1_" << (worker_1_allows ? "allows" : "refuses") << ": "
+              << gradients << "\n";
+  }
+}
+
 }  // namespace
 }  // namespace sluice
 
@@ -156,12 +272,14 @@ int main(int argc, char** argv) {
     MultiWorkerMirroredStrategy& strategy = *shared;
     if (mode == "evaluate") {
       evaluate(shared);
+    } else if (mode == "update") {
+      update(shared);
     } else if (mode == "collectives") {
       collectives(strategy);
     } else if ((mode == "hang" || mode == "die") && argc > 2) {
       stop_at(strategy, mode == "die", std::atoi(argv[2]));
     } else {
-      std::cerr << "usage: multi_worker_probe collectives | hang K | die K | evaluate\n";
+      std::cerr << "usage: multi_worker_probe collectives | hang K | die K | evaluate | update\n";
       return 2;
     }
   } catch (const Error& e) {
