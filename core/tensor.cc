@@ -275,12 +275,13 @@ Tensor Tensor::clone() const {
     const std::vector<std::string_view> views(elements.begin(), elements.end());
     return from_string_views(views, shape_);
   }
-  Tensor out(dtype_, shape_);
   if (dtype_ == DType::kString) {
+    Tensor out(dtype_, shape_);
     std::copy_n(data<std::string>(), num_elements(), out.data<std::string>());
-  } else {
-    std::memcpy(out.raw_data(), raw_data(), byte_size());
+    return out;
   }
+  Tensor out = uninitialized(dtype_, shape_);
+  std::memcpy(out.raw_data(), raw_data(), byte_size());
   return out;
 }
 

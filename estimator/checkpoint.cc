@@ -185,7 +185,8 @@ TensorMap read_checkpoint_file(const std::string& path) {
       reader.fail("'" + name + "' needs " + std::to_string(size) + " bytes, more than the " +
                   std::to_string(reader.remaining()) + " left");
     }
-    Tensor tensor(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
+    Tensor tensor =
+        Tensor::uninitialized(static_cast<DType>(dtype), Shape(std::span<const int64_t>(dims)));
     std::memcpy(tensor.raw_data(), reader.take(size), size);
     tensors.emplace(std::move(name), std::move(tensor));
   }
