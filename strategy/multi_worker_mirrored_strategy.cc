@@ -158,11 +158,29 @@ struct MultiWorkerMirroredStrategy::Comm {
     }
   }
 
-  // Where worker c's chunk of `count` values begins when chunks are whole blocks of `align`
+  // The values of a collective cut into one chunk per worker, each whole blocks of `align`
   // values (the last one shorter).
-  int64_t chunk_begin(int64_t count, int c, int64_t align) const {
-    const int64_t blocks = (count + align - 1) / align;
-    return std::min(count, blocks * c / size * align);
+  struct Chunks {
+    int64_t count;
+    int64_t align;
+    int workers;
+
+    int64_t begin(int c) const {
+      const int64_t blocks = (count + align - 1) / align;
+      return std::min(count, blocks * c / workers * align);
+    }
+    int64_t length(int c) const { return begin(c + 1) - begin(c); }
+  };
+
+  // Throws InvalidArgument when a chunk exceeds one MPI message.
+  Chunks chunks(int64_t count, int64_t align, std::string_view what) const {
+    const Chunks out{count, align, size};
+    for (int c = 0; c < size; ++c) {
+      if (out.length(c) > INT32_MAX) {
+        throw InvalidArgument(str_cat(what, ": ", count, " values exceed the MPI message size"));
+      }
+    }
+    return out;
   }
 
   // Sums `count` values of `data` over the workers in worker order; every worker ends with the
@@ -174,18 +192,17 @@ struct MultiWorkerMirroredStrategy::Comm {
   void sum(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
            std::string_view what) {
     next_collective();
-    scatter_sum(data, count, type, align, timeout, what, 0);
-    gather(data, count, type, align, timeout, what, 1);
+    const Chunks cut = chunks(count, align, what);
+    scatter_sum(data, cut, type, timeout, what, 0);
+    gather(data, cut, type, timeout, what, 1);
   }
 
   // The first half of sum(), as `phase` of the current collective: afterwards only my chunk of
   // `data` holds the sums.
   template <class T>
-  void scatter_sum(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
+  void scatter_sum(T* data, const Chunks& cut, MPI_Datatype type, double timeout,
                    std::string_view what, int phase) {
-    const auto begin = [&](int c) { return chunk_begin(count, c, align); };
-    check_chunks(count, align, what);
-    const int64_t mine = begin(rank), my_length = begin(rank + 1) - mine;
+    const int64_t mine = cut.begin(rank), my_length = cut.length(rank);
     // Grown, never shrunk: a step sums its small tensors before its large ones, and a vector
     // shrunk for them would zero hundreds of MB again when growing back.
     const size_t part_size = static_cast<size_t>(size * my_length) * sizeof(T);
@@ -198,7 +215,7 @@ struct MultiWorkerMirroredStrategy::Comm {
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
       post(requests, false, part(r), my_length, type, r, phase);
-      post(requests, true, data + begin(r), begin(r + 1) - begin(r), type, r, phase);
+      post(requests, true, data + cut.begin(r), cut.length(r), type, r, phase);
     }
     wait_all(requests, timeout, what);
     // The sum in worker order, my own values standing for my part, a block at a time through a
@@ -221,26 +238,15 @@ struct MultiWorkerMirroredStrategy::Comm {
   // The second half of sum(), as `phase` of the current collective: my chunk of `data` to
   // everyone, theirs into place.
   template <class T>
-  void gather(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
-              std::string_view what, int phase) {
-    const auto begin = [&](int c) { return chunk_begin(count, c, align); };
-    check_chunks(count, align, what);
-    const int64_t mine = begin(rank), my_length = begin(rank + 1) - mine;
+  void gather(T* data, const Chunks& cut, MPI_Datatype type, double timeout, std::string_view what,
+              int phase) {
     Requests requests;
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
-      post(requests, false, data + begin(r), begin(r + 1) - begin(r), type, r, phase);
-      post(requests, true, data + mine, my_length, type, r, phase);
+      post(requests, false, data + cut.begin(r), cut.length(r), type, r, phase);
+      post(requests, true, data + cut.begin(rank), cut.length(rank), type, r, phase);
     }
     wait_all(requests, timeout, what);
-  }
-
-  void check_chunks(int64_t count, int64_t align, std::string_view what) const {
-    for (int c = 0; c < size; ++c) {
-      if (chunk_begin(count, c + 1, align) - chunk_begin(count, c, align) > INT32_MAX) {
-        throw InvalidArgument(str_cat(what, ": ", count, " values exceed the MPI message size"));
-      }
-    }
   }
 
   void post(Requests& to, bool send, void* buffer, int64_t n, MPI_Datatype type, int peer,
@@ -345,8 +351,8 @@ void MultiWorkerMirroredStrategy::sum(const std::vector<Tensor*>& tensors, bool 
       comm_->sum(v, t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_, what);
     } else {
       comm_->next_collective();
-      comm_->scatter_sum(v, t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_, what,
-                         0);
+      comm_->scatter_sum(v, comm_->chunks(t->num_elements(), kShareAlignment, what), MPI_FLOAT,
+                         timeout_seconds_, what, 0);
     }
   }
 }
@@ -367,16 +373,15 @@ void MultiWorkerMirroredStrategy::all_gather_across_workers(const std::vector<Te
   for (Tensor* t : tensors) {
     if (t->num_elements() < kInPlace) continue;  // Every worker's whole share.
     comm_->next_collective();
-    comm_->gather(t->data<float>(), t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_,
-                  kWhat, 0);
+    comm_->gather(t->data<float>(), comm_->chunks(t->num_elements(), kShareAlignment, kWhat),
+                  MPI_FLOAT, timeout_seconds_, kWhat, 0);
   }
 }
 
 ElementRange MultiWorkerMirroredStrategy::worker_share(int64_t elements) const {
   if (elements < kInPlace) return {0, elements};
-  const int rank = worker_index();
-  return {comm_->chunk_begin(elements, rank, kShareAlignment),
-          comm_->chunk_begin(elements, rank + 1, kShareAlignment)};
+  const Comm::Chunks cut{elements, kShareAlignment, num_workers()};
+  return {cut.begin(worker_index()), cut.begin(worker_index() + 1)};
 }
 
 void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>& values) {
