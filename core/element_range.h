@@ -11,7 +11,6 @@ struct ElementRange {
   int64_t end = 0;
 
   int64_t size() const { return end - begin; }
-  bool operator==(const ElementRange&) const = default;
 };
 
 }  // namespace sluice

@@ -360,6 +360,10 @@ double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
   return *finished_regularization_;
 }
 
+// A worker's share of a weight is whole slices of an update, so the slices of a sharded update,
+// and the regularization partials kept per slice, are those of the whole update.
+static_assert(Strategy::kShareAlignment % Optimizer::kSliceElements == 0);
+
 double ReplicatedModel::apply_sharded_gradients(Optimizer& optimizer) {
   // The local replicas were summed before the sum over workers.
   GradientFinisher finisher(models_, /*sum_replicas=*/false);
