@@ -139,7 +139,8 @@ class ReplicatedModel::GradientFinisher {
   // After an update of `shares` of the weights (one per parameter): a divided weight's slices
   // have partials of this worker's share only, and zeros elsewhere; summed over the workers (x + 0
   // is exact), every worker holds all of them, for a loss() added up as after a whole update. A
-  // collective when any divided weight is regularized (the same on every worker).
+  // collective when any divided weight is regularized. Every worker divides the same weights: a
+  // weight worth dividing (Strategy::worker_share) is no one worker's whole.
   void gather_partials(Strategy& strategy, const std::vector<ElementRange>& shares) {
     std::vector<size_t> divided;
     bool regularized = false;

@@ -11,7 +11,8 @@
 //   update               training with Adam and a regularized kernel large enough to be divided
 //                        into shares: once with the update sharded (no hook reads gradients) and
 //                        once whole (a hook fetches the gradient norm every step), each saving
-//                        checkpoints every 2 steps; and one step of ReplicatedModel's own.
+//                        checkpoints every 2 steps, with one and with two replicas per worker;
+//                        and one step of ReplicatedModel's own.
 #include <unistd.h>
 
 #include <cstdio>
@@ -197,7 +198,11 @@ class StepRecorder final : public SessionRunHook {
   bool read_gradients_;
 };
 
-void update(const std::shared_ptr<Strategy>& strategy) {
+// Trains wide_spec() on `strategy` sharded and whole, and prints under `label` each run's losses,
+// how many tensors of the checkpoints at steps 2, 4 and 5 (weights, Adam's slots, iterations)
+// differ between the two byte for byte, and whether every local replica ends with replica 0's
+// weights.
+void compare_updates(const std::shared_ptr<Strategy>& strategy, const std::string& label) {
   const int workers = strategy->num_workers();
   const int index = strategy->worker_index();
   const std::string dir =
@@ -211,13 +216,23 @@ void update(const std::shared_ptr<Strategy>& strategy) {
     config.save_checkpoints_steps = 2;
     config.log_step_count_steps = 0;
     StepRecorder recorder(whole);
-    Estimator(wide_spec(), config)
-        .train([workers, index] { return wide_examples().shard(workers, index).batch(4); },
-               {&recorder}, /*steps=*/5);
-    std::cout << (whole ? "whole" : "sharded") << "_losses: " << recorder.losses << "\n";
+    Estimator estimator(wide_spec(), config);
+    estimator.train([workers, index] { return wide_examples().shard(workers, index).batch(4); },
+                    {&recorder}, /*steps=*/5);
+    std::cout << label << (whole ? "whole" : "sharded") << "_losses: " << recorder.losses << "\n";
+    ReplicatedModel& replicas = *estimator.train_replicas();
+    int differing_replicas = 0;
+    for (int r = 1; r < replicas.num_replicas(); ++r) {
+      const std::vector<Parameter*> mine = replicas.model(r).trainable_parameters();
+      const std::vector<Parameter*> first = replicas.model(0).trainable_parameters();
+      for (size_t i = 0; i < mine.size(); ++i) {
+        differing_replicas += std::memcmp(mine[i]->value.raw_data(), first[i]->value.raw_data(),
+                                          first[i]->value.byte_size()) != 0;
+      }
+    }
+    std::cout << label << (whole ? "whole" : "sharded") << "_replicas: " << replicas.num_replicas()
+              << ", " << differing_replicas << " differing\n";
   }
-  // Every tensor of the checkpoints at steps 2, 4 and 5 (weights, Adam's slots and iterations),
-  // byte for byte, as the chief wrote them.
   if (strategy->is_chief()) {
     for (int step : {2, 4, 5}) {
       const std::string name = "/model.ckpt-" + std::to_string(step);
@@ -231,12 +246,21 @@ void update(const std::shared_ptr<Strategy>& strategy) {
           ++differing;
         }
       }
-      std::cout << "checkpoint_" << step << ": " << whole.size() << " tensors, " << differing
-                << " differing\n";
+      std::cout << label << "checkpoint_" << step << ": " << whole.size() << " tensors, "
+                << differing << " differing\n";
     }
   }
   strategy->barrier();
   std::filesystem::remove_all(dir);
+}
+
+void update(const std::shared_ptr<Strategy>& strategy) {
+  const int workers = strategy->num_workers();
+  const int index = strategy->worker_index();
+  compare_updates(strategy, "");
+  compare_updates(std::make_shared<MultiWorkerMirroredStrategy>(MultiWorkerOptions{
+                      .local_replicas = 2, .threads = 1, .collective_timeout_seconds = 5}),
+                  "two_replicas_");
 
   // One step of ReplicatedModel's own: sharded only when every worker allows it, and then its
   // gradients are not to be read.

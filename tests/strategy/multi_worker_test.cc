@@ -409,21 +409,30 @@ TEST(MultiWorkerTest, ShardedEvaluationEqualsOneProcessEvaluation) {
 
 // Each worker updating only its share of a large kernel and gathering the others' gives what
 // every worker updating all of it gives, bit for bit: the losses (with the L2 penalty summed over
-// the shares), the weights and Adam's slots of every checkpoint, mid-training and final. The
-// update is sharded only when every worker allows it.
+// the shares), the weights and Adam's slots of every checkpoint, mid-training and final, with one
+// and with two replicas per worker (whose copies of the weights stay equal). The update is
+// sharded only when every worker allows it.
 TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
   const JobResult r = run(mpirun(2, std::string(SLUICE_MULTI_WORKER_PROBE) + " update"));
   ASSERT_EQ(r.status, 0) << r.output;
-  const std::vector<std::string> sharded = values(r.output, "sharded_losses");
-  ASSERT_EQ(sharded.size(), 2u) << r.output;
-  EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), 4) << sharded[0];
-  EXPECT_EQ(sharded[1], sharded[0]);
-  EXPECT_EQ(values(r.output, "whole_losses"), sharded);
-  for (const std::string step : {"2", "4", "5"}) {
-    EXPECT_EQ(values(r.output, "checkpoint_" + step),
-              (std::vector<std::string>{"15 tensors, 0 differing"}))
-        << r.output;
+  for (const std::string label : {"", "two_replicas_"}) {
+    const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
+    ASSERT_EQ(sharded.size(), 2u) << r.output;
+    EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), 4) << sharded[0];
+    EXPECT_EQ(sharded[1], sharded[0]);
+    EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
+    const std::string replicas = label.empty() ? "1, 0 differing" : "2, 0 differing";
+    for (const std::string run : {"sharded", "whole"}) {
+      EXPECT_EQ(values(r.output, label + run + "_replicas"),
+                (std::vector<std::string>{replicas, replicas}))
+          << label << run;
+    }
+    for (const std::string step : {"2", "4", "5"}) {
+      EXPECT_EQ(values(r.output, label + "checkpoint_" + step),
+                (std::vector<std::string>{"15 tensors, 0 differing"}))
+          << label << r.output;
+    }
   }
   EXPECT_EQ(values(r.output, "gradients_when_worker_1_allows"),
             (std::vector<std::string>{"refused", "refused"}));
