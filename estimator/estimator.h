@@ -139,7 +139,9 @@ class Estimator {
   // the next train() restores it into its input, so a resumed run reads on exactly where the
   // checkpoint was taken. With several workers the chief's checkpoints hold every worker's
   // position instead, "input/worker_<i>/state", and their number, "input/workers"
-  // (saved_input_position).
+  // (saved_input_position). While train() runs with several workers and a sharded update
+  // (ReplicatedModel), the optimizer's slots are current only in this worker's share: they are
+  // gathered for every checkpoint and at the end of train().
   TensorMap state() const;
   // Restores a state() map. Throws NotFound naming a missing parameter, InvalidArgument for a
   // shape or dtype that disagrees with the model.
