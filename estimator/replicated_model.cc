@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
-#include <span>
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
@@ -96,6 +94,7 @@ class ReplicatedModel::GradientFinisher {
       partials_.resize(partials_.size() + static_cast<size_t>((n + Optimizer::kSliceElements - 1) /
                                                               Optimizer::kSliceElements));
     }
+    first_slice_.push_back(static_cast<int64_t>(partials_.size()));
     // Frozen weights add to the regularization loss (Keras' model.losses) but get no gradient.
     for (Parameter* p : models[0]->parameters()) {
       if (!p->trainable && p->l2 != 0.0f) frozen_.push_back(p);
@@ -137,34 +136,27 @@ class ReplicatedModel::GradientFinisher {
   }
 
   // After an update of `shares` of the weights (one per parameter): a divided weight's slices
-  // have partials of this worker's share only, and zeros elsewhere; summed over the workers (x + 0
+  // have partials of this worker's share only, and zeros elsewhere. Summed over the workers (x + 0
   // is exact), every worker holds all of them, for a loss() added up as after a whole update. A
   // collective when any divided weight is regularized. Every worker divides the same weights: a
   // weight worth dividing (Strategy::worker_share) is no one worker's whole.
   void gather_partials(Strategy& strategy, const std::vector<ElementRange>& shares) {
-    std::vector<size_t> divided;
-    bool regularized = false;
-    for (size_t i = 0; i < primary_.size(); ++i) {
-      if (shares[i].size() == primary_[i]->value.num_elements()) continue;
-      divided.push_back(i);
-      regularized |= primary_[i]->l2 != 0.0f;
-    }
-    if (!regularized) return;
-    const auto slices_of = [&](size_t i) {
-      const auto begin = partials_.begin() + first_slice_[i];
-      const auto end =
-          i + 1 < primary_.size() ? partials_.begin() + first_slice_[i + 1] : partials_.end();
-      return std::span<double>(begin, end);
+    const auto whole = [&](size_t i) {
+      return shares[i].size() == primary_[i]->value.num_elements();
     };
-    std::vector<double> sums;
-    for (size_t i : divided) std::ranges::copy(slices_of(i), std::back_inserter(sums));
-    strategy.all_reduce_across_workers(sums);
-    auto next = sums.begin();
-    for (size_t i : divided) {
-      const std::span<double> slices = slices_of(i);
-      std::copy(next, next + static_cast<std::ptrdiff_t>(slices.size()), slices.begin());
-      next += static_cast<std::ptrdiff_t>(slices.size());
+    bool regularized = false;
+    for (size_t i = 0; i < primary_.size(); ++i) regularized |= !whole(i) && primary_[i]->l2 != 0;
+    if (!regularized) return;
+    // A weight every worker updated whole has the same partials everywhere: the chief's count.
+    if (!strategy.is_chief()) {
+      for (size_t i = 0; i < primary_.size(); ++i) {
+        if (whole(i)) {
+          std::fill(partials_.begin() + first_slice_[i], partials_.begin() + first_slice_[i + 1],
+                    0.0);
+        }
+      }
     }
+    strategy.all_reduce_across_workers(partials_);
   }
 
   // The regularization loss, once every slice was finished.
@@ -177,7 +169,7 @@ class ReplicatedModel::GradientFinisher {
  private:
   std::vector<Parameter*> primary_;
   std::vector<std::vector<Parameter*>> others_;  // Replicas 1.. when their sum is still to add.
-  std::vector<int64_t> first_slice_;             // Per parameter: its first entry in partials_.
+  std::vector<int64_t> first_slice_;  // Per parameter: its first entry in partials_; then the end.
   std::vector<double> partials_;
   std::vector<Parameter*> frozen_;
 };
@@ -336,58 +328,51 @@ void ReplicatedModel::finish_gradients() {
   finished_regularization_ = finisher.loss();
 }
 
+// A worker's share of a weight is whole slices of an update, so the slices of a sharded update,
+// and the regularization partials kept per slice, are those of the whole update.
+static_assert(Strategy::kShareAlignment % Optimizer::kSliceElements == 0);
+
 double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
-  if (gradients_sharded_) return apply_sharded_gradients(optimizer);
   GradientFinisher finisher(models_, !replicas_summed_);
   const std::vector<Parameter*>& primary = finisher.parameters();
   std::vector<std::vector<Parameter*>> others;
   for (size_t r = 1; r < models_.size(); ++r) {
     others.push_back(models_[r]->trainable_parameters());
   }
-  Optimizer::SliceCallbacks callbacks;
-  if (!finished_regularization_) callbacks.prepare = std::ref(finisher);
-  callbacks.updated = [&](size_t i, int64_t begin, int64_t end) {
+  // Elements [begin, end) of primary[i]'s new values into the other replicas.
+  const auto copy_to_others = [&](size_t i, int64_t begin, int64_t end) {
     const float* source = std::as_const(primary[i]->value).data<float>() + begin;
     for (const std::vector<Parameter*>& replica : others) {
       std::memcpy(replica[i]->value.data<float>() + begin, source,
                   static_cast<size_t>(end - begin) * sizeof(float));
     }
   };
-  strategy_.execute([&] { optimizer.apply_gradients(primary, callbacks); });
+  // This worker's share of every weight when the workers agreed to shard the update, else all.
+  std::vector<ElementRange> shares;
+  for (const Parameter* p : primary) {
+    const int64_t n = p->value.num_elements();
+    shares.push_back(gradients_sharded_ ? strategy_.worker_share(n) : ElementRange{0, n});
+  }
+  Optimizer::SliceCallbacks callbacks;
+  if (!finished_regularization_) callbacks.prepare = std::ref(finisher);
+  callbacks.updated = copy_to_others;
+  strategy_.execute([&] { optimizer.apply_gradients(primary, callbacks, shares); });
+  if (gradients_sharded_) {
+    // The other workers' shares: their regularization partials, then their new weights.
+    finisher.gather_partials(strategy_, shares);
+    strategy_.all_gather_across_workers(values_of(primary));
+    if (!others.empty()) {
+      for (size_t i = 0; i < primary.size(); ++i) {
+        copy_to_others(i, 0, shares[i].begin);
+        copy_to_others(i, shares[i].end, primary[i]->value.num_elements());
+      }
+    }
+    optimizer_state_sharded_ = true;
+  }
   if (!finished_regularization_) {
     replicas_summed_ = true;
     finished_regularization_ = finisher.loss();
   }
-  return *finished_regularization_;
-}
-
-// A worker's share of a weight is whole slices of an update, so the slices of a sharded update,
-// and the regularization partials kept per slice, are those of the whole update.
-static_assert(Strategy::kShareAlignment % Optimizer::kSliceElements == 0);
-
-double ReplicatedModel::apply_sharded_gradients(Optimizer& optimizer) {
-  // The local replicas were summed before the sum over workers.
-  GradientFinisher finisher(models_, /*sum_replicas=*/false);
-  const std::vector<Parameter*>& primary = finisher.parameters();
-  std::vector<ElementRange> shares;
-  for (const Parameter* p : primary) {
-    shares.push_back(strategy_.worker_share(p->value.num_elements()));
-  }
-  Optimizer::SliceCallbacks callbacks;
-  callbacks.prepare = std::ref(finisher);
-  strategy_.execute([&] { optimizer.apply_gradients(primary, callbacks, shares); });
-  optimizer_state_sharded_ = true;
-  finisher.gather_partials(strategy_, shares);
-  const std::vector<Tensor*> weights = values_of(primary);
-  strategy_.all_gather_across_workers(weights);
-  if (models_.size() > 1) {
-    std::vector<std::vector<Tensor*>> destinations;
-    for (size_t r = 1; r < models_.size(); ++r) {
-      destinations.push_back(values_of(models_[r]->trainable_parameters()));
-    }
-    strategy_.broadcast_to(copies(weights), destinations);
-  }
-  finished_regularization_ = finisher.loss();
   return *finished_regularization_;
 }
 

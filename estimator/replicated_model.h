@@ -124,9 +124,6 @@ class ReplicatedModel {
  private:
   class GradientFinisher;
 
-  // The update of a step whose gradients each worker holds summed in its share only.
-  double apply_sharded_gradients(Optimizer& optimizer);
-
   Strategy& strategy_;
   std::optional<int64_t> agreed_rows_;    // From all_workers_have_input, for the next step.
   bool shard_next_update_ = false;        // Likewise: every worker agreed to shard its update.

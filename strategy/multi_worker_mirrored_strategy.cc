@@ -183,16 +183,19 @@ struct MultiWorkerMirroredStrategy::Comm {
     return out;
   }
 
+  // How a tensor of `elements` values is cut into the workers' shares (worker_share).
+  Chunks shares(int64_t elements, std::string_view what) const {
+    return chunks(elements, Strategy::kShareAlignment, what);
+  }
+
   // Sums `count` values of `data` over the workers in worker order; every worker ends with the
   // same sums. The values are cut into one chunk per worker; worker c receives everyone's part of
   // chunk c, sums it in worker order (v0 + v1 + …) and sends the result to all: each element is
   // summed once, on one worker, so the result is bit-identical everywhere, while the traffic and
   // the additions are spread evenly over the workers (a reduce-scatter then an all-gather).
   template <class T>
-  void sum(T* data, int64_t count, MPI_Datatype type, int64_t align, double timeout,
-           std::string_view what) {
+  void sum(T* data, const Chunks& cut, MPI_Datatype type, double timeout, std::string_view what) {
     next_collective();
-    const Chunks cut = chunks(count, align, what);
     scatter_sum(data, cut, type, timeout, what, 0);
     gather(data, cut, type, timeout, what, 1);
   }
@@ -313,6 +316,8 @@ namespace {
 // them, and always summed whole. Every worker makes the same split.
 constexpr int64_t kInPlace = int64_t{1} << 18;
 
+bool divided(int64_t elements) { return elements >= kInPlace; }
+
 void check_float32(const std::vector<Tensor*>& tensors, std::string_view what) {
   for (const Tensor* t : tensors) {
     if (t->dtype() != DType::kFloat32) {
@@ -333,26 +338,28 @@ void MultiWorkerMirroredStrategy::sum(const std::vector<Tensor*>& tensors, bool 
   std::vector<float>& packed = comm_->packed;
   packed.clear();
   for (const Tensor* t : tensors) {
-    if (t->num_elements() >= kInPlace) continue;
+    if (divided(t->num_elements())) continue;
     const float* v = t->data<float>();
     packed.insert(packed.end(), v, v + t->num_elements());
   }
   if (!packed.empty() || total == 0) {
-    comm_->sum(packed.data(), static_cast<int64_t>(packed.size()), MPI_FLOAT, 1, timeout_seconds_,
-               what);
+    comm_->sum(packed.data(), comm_->chunks(static_cast<int64_t>(packed.size()), 1, what),
+               MPI_FLOAT, timeout_seconds_, what);
   }
   int64_t offset = 0;
   for (Tensor* t : tensors) {
     float* v = t->data<float>();
-    if (t->num_elements() < kInPlace) {
+    if (!divided(t->num_elements())) {
       std::memcpy(v, packed.data() + offset, t->byte_size());
       offset += t->num_elements();
-    } else if (whole) {
-      comm_->sum(v, t->num_elements(), MPI_FLOAT, kShareAlignment, timeout_seconds_, what);
+      continue;
+    }
+    const Comm::Chunks cut = comm_->shares(t->num_elements(), what);
+    if (whole) {
+      comm_->sum(v, cut, MPI_FLOAT, timeout_seconds_, what);
     } else {
       comm_->next_collective();
-      comm_->scatter_sum(v, comm_->chunks(t->num_elements(), kShareAlignment, what), MPI_FLOAT,
-                         timeout_seconds_, what, 0);
+      comm_->scatter_sum(v, cut, MPI_FLOAT, timeout_seconds_, what, 0);
     }
   }
 }
@@ -371,23 +378,24 @@ void MultiWorkerMirroredStrategy::all_gather_across_workers(const std::vector<Te
   constexpr std::string_view kWhat = "all_gather_across_workers";
   check_float32(tensors, kWhat);
   for (Tensor* t : tensors) {
-    if (t->num_elements() < kInPlace) continue;  // Every worker's whole share.
+    if (!divided(t->num_elements())) continue;  // Every worker's whole share.
     comm_->next_collective();
-    comm_->gather(t->data<float>(), comm_->chunks(t->num_elements(), kShareAlignment, kWhat),
-                  MPI_FLOAT, timeout_seconds_, kWhat, 0);
+    comm_->gather(t->data<float>(), comm_->shares(t->num_elements(), kWhat), MPI_FLOAT,
+                  timeout_seconds_, kWhat, 0);
   }
 }
 
 ElementRange MultiWorkerMirroredStrategy::worker_share(int64_t elements) const {
-  if (elements < kInPlace) return {0, elements};
-  const Comm::Chunks cut{elements, kShareAlignment, num_workers()};
+  if (!divided(elements)) return {0, elements};
+  const Comm::Chunks cut = comm_->shares(elements, "worker_share");
   return {cut.begin(worker_index()), cut.begin(worker_index() + 1)};
 }
 
 void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>& values) {
   if (num_workers() == 1) return;
-  comm_->sum(values.data(), static_cast<int64_t>(values.size()), MPI_DOUBLE, 1, timeout_seconds_,
-             values.empty() ? "barrier" : "all_reduce_across_workers");
+  const std::string_view what = values.empty() ? "barrier" : "all_reduce_across_workers";
+  comm_->sum(values.data(), comm_->chunks(static_cast<int64_t>(values.size()), 1, what), MPI_DOUBLE,
+             timeout_seconds_, what);
 }
 
 void MultiWorkerMirroredStrategy::broadcast_from_chief(const std::vector<Tensor*>& tensors) {

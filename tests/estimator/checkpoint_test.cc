@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/core/file_system.h"
 #include "sluice/estimator/second_or_step_timer.h"
 #include "tests/estimator/testing.h"
 
@@ -39,23 +40,15 @@ TEST_F(CheckpointTest, EveryTruncationAndEveryFlippedByteIsDataLoss) {
   std::filesystem::create_directories(dir_);
   const std::string file = path("model.ckpt-1");
   write_checkpoint_file(file, sample());
-  std::string bytes;
-  {
-    std::ifstream in(file, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  auto write = [&](const std::string& b) {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << b;
-  };
+  const std::string bytes = read_whole_file(file);
   for (size_t n = 0; n < bytes.size(); n += 7) {
-    write(bytes.substr(0, n));
+    write_file_atomically(file, bytes.substr(0, n));
     EXPECT_THROW(read_checkpoint_file(file), DataLoss) << "truncated to " << n;
   }
   for (size_t i = 0; i < bytes.size(); i += 5) {
     std::string b = bytes;
     b[i] ^= 0x40;
-    write(b);
+    write_file_atomically(file, b);
     EXPECT_THROW(read_checkpoint_file(file), DataLoss) << "byte " << i;
   }
   EXPECT_THROW(read_checkpoint_file(path("missing")), NotFound);
@@ -77,16 +70,9 @@ TEST_F(CheckpointTest, LargeTensorsAmongSmallOnesRoundTripUnderTheCrc) {
   ASSERT_EQ(read.size(), m.size());
   for (const auto& [name, tensor] : m) EXPECT_TRUE(read.at(name).equals(tensor)) << name;
 
-  std::string bytes;
-  {
-    std::ifstream in(file, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes = read_whole_file(file);
   bytes[bytes.size() / 2] ^= 0x01;  // Inside the large tensor.
-  {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << bytes;
-  }
+  write_file_atomically(file, bytes);
   EXPECT_THROW(read_checkpoint_file(file), DataLoss);
 }
 

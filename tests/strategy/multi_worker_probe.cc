@@ -160,14 +160,15 @@ Dataset wide_examples() {
   });
 }
 
-// A 640×512 kernel (327,680 weights: divided into shares) with an L2 penalty, then a small head.
+// A 640×512 kernel (327,680 weights: divided into shares) then a small head (every worker's whole),
+// both with an L2 penalty.
 ModelSpec wide_spec() {
   auto model = [] {
     Sequential model("wide");
     model.add(Input({640}));
     model.add(std::make_unique<Dense>(512, DenseOptions{.activation = ActivationFunction::kRelu,
                                                         .kernel_regularizer_l2 = 1e-3f}));
-    model.add(std::make_unique<Dense>(3));
+    model.add(std::make_unique<Dense>(3, DenseOptions{.kernel_regularizer_l2 = 1e-3f}));
     model.build(5);
     return model;
   };
