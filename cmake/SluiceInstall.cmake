@@ -10,7 +10,7 @@ install(TARGETS sluice_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Headers that only the library's own sources include stay out of the installed tree: the engine
 # that runs a plan, the stage implementations behind the plan nodes, the rewrites, the HDF5
-# reader's pieces and the Estimator's session loop. Public headers never include them, which the
+# reader's pieces, the model's kernels built per instruction set and the Estimator's session loop. Public headers never include them, which the
 # install test checks by resolving every "sluice/..." include of the installed tree.
 set(sluice_internal_headers
   graph/async_stage.h graph/engine.h graph/optimize.h graph/selecting_stage.h
@@ -20,7 +20,8 @@ set(sluice_internal_headers
   graph/stages/choose_from_datasets.h graph/stages/counter.h graph/stages/random.h
   graph/stages/sample_from_datasets.h graph/stages/take_while.h graph/stages/unique.h
   graph/stages/flat_map.h graph/stages/window.h dataset/file_reader_source.h
-  ops/affine_warp.h ops/affine_warp_kernels.h estimator/run_session.h)
+  ops/affine_warp.h ops/affine_warp_kernels.h model/simd.h model/gemm_kernel.h model/gemm_tiles.h
+  model/direct_conv_kernels.h model/max_pool.h model/max_pool_kernels.h estimator/run_session.h)
 set(sluice_internal_folders formats/hdf5)
 # Nor do the headers of optional components this build leaves out.
 if(NOT SLUICE_WITH_HDF5)

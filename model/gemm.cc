@@ -12,6 +12,8 @@
 #include "sluice/model/direct_conv_kernels.h"
 #include "sluice/model/gemm_kernel.h"
 #include "sluice/model/gemm_tiles.h"
+#include "sluice/model/max_pool.h"
+#include "sluice/model/max_pool_kernels.h"
 
 namespace sluice::internal {
 
@@ -36,6 +38,8 @@ void direct_conv_forward_avx512(const DirectConv& g, const float* image, const f
                                 float* scratch, float* out);
 void direct_conv_kernel_gradient_avx512(const DirectConv& g, const float* image, const float* dout,
                                         float* scratch, float* gradient);
+void max_pool_avx2(const MaxPool& g, const float* image, float* out, int32_t* arg);
+void max_pool_avx512(const MaxPool& g, const float* image, float* out, int32_t* arg);
 #endif
 
 namespace {
@@ -46,21 +50,29 @@ using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, con
                           const float*, float*, bool);
 // direct_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch, out).
 using DirectConvKernel = void (*)(const DirectConv&, const float*, const float*, float*, float*);
+using MaxPoolKernel = void (*)(const MaxPool&, const float*, float*, int32_t*);
 
-// One instruction set's kernels. The own ones are null where they are not built (without SIMD).
+// One instruction set's kernels. Without SIMD the own GEMM and convolution kernels are null, and
+// max pooling compares one channel at a time.
 struct Kernels {
   const char* name;
   GemmRows eigen;
   TileRows tiles;
   DirectConvKernel conv_forward;
   DirectConvKernel conv_gradient;
+  MaxPoolKernel max_pool;
 };
 
 #if SLUICE_SIMD
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, tile_gemm_rows, direct_conv::forward,
-                            direct_conv::kernel_gradient};
+constexpr Kernels kBaseline{"baseline",
+                            eigen_gemm_rows,
+                            tile_gemm_rows,
+                            direct_conv::forward,
+                            direct_conv::kernel_gradient,
+                            max_pool_kernel::image_max};
 #else
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr, nullptr, nullptr};
+constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr,
+                            nullptr,    nullptr,         max_pool_kernel::image_max};
 #endif
 
 // The kernels this CPU runs, narrowest first.
@@ -68,11 +80,18 @@ const std::vector<const Kernels*>& available_kernels() {
   static const std::vector<const Kernels*> available = [] {
     std::vector<const Kernels*> kernels{&kBaseline};
 #ifdef SLUICE_GEMM_X86
-    static constexpr Kernels kAvx2{"avx2", gemm_rows_avx2, tile_gemm_rows_avx2,
-                                   direct_conv_forward_avx2, direct_conv_kernel_gradient_avx2};
-    static constexpr Kernels kAvx512{"avx512", gemm_rows_avx512, tile_gemm_rows_avx512,
+    static constexpr Kernels kAvx2{"avx2",
+                                   gemm_rows_avx2,
+                                   tile_gemm_rows_avx2,
+                                   direct_conv_forward_avx2,
+                                   direct_conv_kernel_gradient_avx2,
+                                   max_pool_avx2};
+    static constexpr Kernels kAvx512{"avx512",
+                                     gemm_rows_avx512,
+                                     tile_gemm_rows_avx512,
                                      direct_conv_forward_avx512,
-                                     direct_conv_kernel_gradient_avx512};
+                                     direct_conv_kernel_gradient_avx512,
+                                     max_pool_avx512};
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
       kernels.push_back(&kAvx2);
@@ -180,6 +199,10 @@ void direct_conv_forward(const DirectConv& g, const float* image, const float* p
 void direct_conv_kernel_gradient(const DirectConv& g, const float* image, const float* dout,
                                  float* scratch, float* gradient) {
   kernels().conv_gradient(g, image, dout, scratch, gradient);
+}
+
+void max_pool(const MaxPool& g, const float* image, float* out, int32_t* arg) {
+  kernels().max_pool(g, image, out, arg);
 }
 
 }  // namespace sluice::internal

@@ -26,9 +26,9 @@ const char* gemm_kernel_name();
 // The kernels this CPU can run, narrowest first: "baseline", then "avx2" and "avx512" where the
 // CPU has them.
 std::vector<std::string> gemm_kernel_names();
-// For tests and benchmarks: makes gemm() and the direct convolution (direct_conv.h) run
-// the named instruction set's kernels, one of gemm_kernel_names() ("" restores the automatic
-// choice, the widest). Not meant to be called while products run.
+// For tests and benchmarks: makes gemm(), the direct convolution (direct_conv.h) and max pooling
+// (max_pool.h) run the named instruction set's kernels, one of gemm_kernel_names() ("" restores the
+// automatic choice, the widest). Not meant to be called while products run.
 void force_gemm_kernel(std::string_view name);
 // For tests and benchmarks: makes gemm() run Eigen's product where it would take the register-tile
 // kernel (false restores the automatic choice). Not meant to be called while products run.

@@ -7,6 +7,7 @@
 #include "sluice/model/direct_conv_kernels.h"
 #include "sluice/model/gemm_kernel.h"
 #include "sluice/model/gemm_tiles.h"
+#include "sluice/model/max_pool_kernels.h"
 
 namespace sluice::internal {
 
@@ -29,6 +30,10 @@ void direct_conv_forward_avx2(const DirectConv& g, const float* image, const flo
 void direct_conv_kernel_gradient_avx2(const DirectConv& g, const float* image, const float* dout,
                                       float* scratch, float* gradient) {
   direct_conv::kernel_gradient(g, image, dout, scratch, gradient);
+}
+
+void max_pool_avx2(const MaxPool& g, const float* image, float* out, int32_t* arg) {
+  max_pool_kernel::image_max(g, image, out, arg);
 }
 
 }  // namespace sluice::internal

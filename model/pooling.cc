@@ -1,9 +1,5 @@
 #include "sluice/model/pooling.h"
 
-#include <emmintrin.h>
-#if defined(__SSE4_1__)
-#include <smmintrin.h>
-#endif
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
@@ -13,95 +9,9 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/model/max_pool.h"
 
 namespace sluice {
-namespace {
-
-// A max-pooling window: rows [y0, y1) × columns [x0, x1) of an image `w` pixels wide with `c`
-// channels.
-struct Window {
-  int64_t y0, y1, x0, x1;
-  int64_t w, c;
-  int64_t offset(int64_t y, int64_t x) const { return (y * w + x) * c; }
-};
-
-// Whether v replaces the running maximum m: strictly greater keeps the first maximum, and a NaN
-// wins so that it propagates.
-inline bool takes(float v, float m) { return (v > m) || (std::isnan(v) && !std::isnan(m)); }
-
-// Channel ch's maximum over the window, and the index within the image of its first occurrence.
-void max_over_window(const float* image, const Window& win, int64_t ch, float* out, int32_t* arg) {
-  float m = image[win.offset(win.y0, win.x0) + ch];
-  int64_t a = win.offset(win.y0, win.x0) + ch;
-  for (int64_t iy = win.y0; iy < win.y1; ++iy) {
-    for (int64_t ix = win.x0; ix < win.x1; ++ix) {
-      const int64_t i = win.offset(iy, ix) + ch;
-      if (takes(image[i], m)) m = image[i], a = i;
-    }
-  }
-  out[ch] = m;
-  arg[ch] = static_cast<int32_t>(a);
-}
-
-// Lanes of `b` where `mask` is set, else of `a`.
-inline __m128 select(__m128 mask, __m128 a, __m128 b) {
-#if defined(__SSE4_1__)
-  return _mm_blendv_ps(a, b, mask);
-#else
-  return _mm_or_ps(_mm_and_ps(mask, b), _mm_andnot_ps(mask, a));
-#endif
-}
-
-// Four channels' running maxima m and their indices a take the values at `place` (the index of
-// the first of the four) where takes() says so, in SSE registers without a branch on the data:
-// mispredicted branches on random activations were most of the pooling time. takes() as two
-// comparisons: v > m or v is NaN is "not v <= m" (true when unordered), over a maximum that is
-// not NaN.
-inline void take_max4(const float* image, int64_t place, __m128& m, __m128i& a) {
-  const __m128i lanes = _mm_set_epi32(3, 2, 1, 0);
-  const __m128 v = _mm_loadu_ps(image + place);
-  const __m128 take = _mm_and_ps(_mm_cmpnle_ps(v, m), _mm_cmpord_ps(m, m));
-  m = select(take, m, v);
-  const __m128i index = _mm_add_epi32(_mm_set1_epi32(static_cast<int32_t>(place)), lanes);
-  a = _mm_castps_si128(select(take, _mm_castsi128_ps(a), _mm_castsi128_ps(index)));
-}
-
-// max_over_window for channels [ch, ch + 4) at once.
-void max_over_window4(const float* image, const Window& win, int64_t ch, float* out, int32_t* arg) {
-  const int64_t first = win.offset(win.y0, win.x0) + ch;
-  __m128 m = _mm_loadu_ps(image + first);
-  __m128i a = _mm_add_epi32(_mm_set1_epi32(static_cast<int32_t>(first)), _mm_set_epi32(3, 2, 1, 0));
-  if (win.y1 - win.y0 == 2 && win.x1 - win.x0 == 2) {
-    // The common 2×2 window, unrolled: the same comparisons in the same order, without the loops'
-    // bookkeeping.
-    take_max4(image, first + win.c, m, a);
-    take_max4(image, first + win.w * win.c, m, a);
-    take_max4(image, first + (win.w + 1) * win.c, m, a);
-  } else {
-    for (int64_t iy = win.y0; iy < win.y1; ++iy) {
-      for (int64_t ix = win.x0; ix < win.x1; ++ix) {
-        const int64_t place = win.offset(iy, ix) + ch;
-        if (place != first) take_max4(image, place, m, a);
-      }
-    }
-  }
-  _mm_storeu_ps(out + ch, m);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(arg + ch), a);
-}
-
-// Every channel of one output pixel: groups of four, the last group overlapping the one before
-// (storing the same values again) when c is not a multiple of four.
-void max_pool_pixel(const float* image, const Window& win, float* out, int32_t* arg) {
-  if (win.c < 4) {
-    for (int64_t ch = 0; ch < win.c; ++ch) max_over_window(image, win, ch, out, arg);
-    return;
-  }
-  for (int64_t ch = 0; ch < win.c; ch += 4) {
-    max_over_window4(image, win, std::min(ch, win.c - 4), out, arg);
-  }
-}
-
-}  // namespace
 
 Pooling2D::Pooling2D(bool max, std::string default_name, Size2D pool_size, Pool2DOptions options)
     : Layer(std::move(default_name), options.name),
@@ -148,29 +58,30 @@ Tensor Pooling2D::forward(const Tensor& input, bool training) {
   if (max_) argmax_.resize(static_cast<size_t>(output.num_elements()));
   const float* x = input.data<float>();
   float* y = output.data<float>();
+  const internal::MaxPool windows{gy, gx, c};
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<int64_t>(0, batch, 1), [&](const auto& range) {
         for (int64_t n = range.begin(); n != range.end(); ++n) {
           const float* image = x + n * h * w * c;
+          const int64_t out_base = n * oh * ow * c;
+          if (max_) {
+            internal::max_pool(windows, image, y + out_base, argmax_.data() + out_base);
+            continue;
+          }
           for (int64_t oy = 0; oy < oh; ++oy) {
             const auto [y0, y1] = gy.span(oy);
             for (int64_t ox = 0; ox < ow; ++ox) {
               const auto [x0, x1] = gx.span(ox);
-              const int64_t out_base = ((n * oh + oy) * ow + ox) * c;
-              float* out = y + out_base;
-              if (max_) {
-                max_pool_pixel(image, {y0, y1, x0, x1, w, c}, out, argmax_.data() + out_base);
-              } else {
-                std::fill(out, out + c, 0.0f);
-                for (int64_t iy = y0; iy < y1; ++iy) {
-                  for (int64_t ix = x0; ix < x1; ++ix) {
-                    const float* in = image + (iy * w + ix) * c;
-                    for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
-                  }
+              float* out = y + out_base + (oy * ow + ox) * c;
+              std::fill(out, out + c, 0.0f);
+              for (int64_t iy = y0; iy < y1; ++iy) {
+                for (int64_t ix = x0; ix < x1; ++ix) {
+                  const float* in = image + (iy * w + ix) * c;
+                  for (int64_t ch = 0; ch < c; ++ch) out[ch] += in[ch];
                 }
-                const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
-                for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
               }
+              const float inv = 1.0f / static_cast<float>((y1 - y0) * (x1 - x0));
+              for (int64_t ch = 0; ch < c; ++ch) out[ch] *= inv;
             }
           }
         }

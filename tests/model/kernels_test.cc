@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sluice/core/errors.h"
+#include "sluice/core/strings.h"
 #include "sluice/model/activation_layer.h"
 #include "sluice/model/batch_normalization.h"
 #include "sluice/model/column_sums.h"
@@ -377,50 +378,74 @@ TEST(GemmKernelsTest, TheWidestKernelRunsUnlessAnotherIsForced) {
   EXPECT_EQ(internal::gemm_kernel_name(), names.back());
 }
 
-// Channel counts below, at and off the 4-channel groups of the vectorised forward pass.
-// Channels, and the pool size: 2×2 windows have a path of their own.
-class MaxPoolingTest : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> {};
+// Each instruction set's kernel, for channel counts below, at and off its vectors' lanes (4, 8
+// and 16), and pool sizes: 2×2 windows have a path of their own.
+class MaxPoolingTest : public ::testing::TestWithParam<std::tuple<std::string, int64_t, int64_t>> {
+ protected:
+  void SetUp() override {
+    const std::vector<std::string> names = internal::gemm_kernel_names();
+    if (std::find(names.begin(), names.end(), std::get<0>(GetParam())) == names.end()) {
+      GTEST_SKIP() << "this CPU does not run the " << std::get<0>(GetParam()) << " kernel";
+    }
+    internal::force_gemm_kernel(std::get<0>(GetParam()));
+  }
+  void TearDown() override { internal::force_gemm_kernel(""); }
+};
 
 TEST_P(MaxPoolingTest, BackwardRoutesEachGradientToTheFirstMaximum) {
-  const auto [c, size] = GetParam();
-  const int64_t oh = 4 - size + 1, ow = 5 - size + 1;
-  // Overlapping windows (stride 1 < pool size) send several gradients to one input. Values on a
-  // coarse grid make ties (the first maximum wins), and a few NaNs must propagate.
-  MaxPooling2D pool(size, {.strides = 1});
-  Tensor x = random_tensor({6, 4, 5, c}, 20);
-  float* xv = x.data<float>();
-  for (int64_t i = 0; i < x.num_elements(); ++i) xv[i] = std::round(xv[i] * 2);
-  for (int64_t i = 7; i < x.num_elements(); i += 53) xv[i] = std::nanf("");
-  const Tensor y = pool.forward(x, true);
-  const Tensor dy = random_tensor(y.shape(), 21);
-  std::vector<double> dx(static_cast<size_t>(x.num_elements()), 0.0);
-  for (int64_t n = 0; n < 6; ++n) {
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        for (int64_t ch = 0; ch < c; ++ch) {
-          int64_t best = -1;
-          for (int64_t iy = oy; iy < oy + size; ++iy) {
-            for (int64_t ix = ox; ix < ox + size; ++ix) {
-              const int64_t i = ((n * 4 + iy) * 5 + ix) * c + ch;
-              if (best < 0 || xv[i] > xv[best] || (std::isnan(xv[i]) && !std::isnan(xv[best]))) {
-                best = i;
+  const auto [kernel, c, size] = GetParam();
+  constexpr int64_t kBatch = 6, kHeight = 4, kWidth = 5;
+  // Overlapping windows (stride 1 < pool size) send several gradients to one input; with stride 2
+  // and "same" padding, the windows at the far edges are cut short. Values on a coarse grid make
+  // ties (the first maximum wins), and a few NaNs must propagate.
+  for (const int64_t stride : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << "stride " << stride);
+    const Padding padding = stride == 1 ? Padding::kValid : Padding::kSame;
+    const WindowGeometry gy = window_geometry(kHeight, size, stride, padding);
+    const WindowGeometry gx = window_geometry(kWidth, size, stride, padding);
+    MaxPooling2D pool(size, {.strides = stride, .padding = padding});
+    Tensor x = random_tensor({kBatch, kHeight, kWidth, c}, 20);
+    float* xv = x.data<float>();
+    for (int64_t i = 0; i < x.num_elements(); ++i) xv[i] = std::round(xv[i] * 2);
+    for (int64_t i = 7; i < x.num_elements(); i += 53) xv[i] = std::nanf("");
+    const Tensor y = pool.forward(x, true);
+    ASSERT_EQ(y.shape(), Shape({kBatch, gy.output, gx.output, c}));
+    const Tensor dy = random_tensor(y.shape(), 21);
+    std::vector<double> dx(static_cast<size_t>(x.num_elements()), 0.0);
+    for (int64_t n = 0; n < kBatch; ++n) {
+      for (int64_t oy = 0; oy < gy.output; ++oy) {
+        for (int64_t ox = 0; ox < gx.output; ++ox) {
+          for (int64_t ch = 0; ch < c; ++ch) {
+            int64_t best = -1;
+            for (int64_t iy = gy.span(oy).begin; iy < gy.span(oy).end; ++iy) {
+              for (int64_t ix = gx.span(ox).begin; ix < gx.span(ox).end; ++ix) {
+                const int64_t i = ((n * kHeight + iy) * kWidth + ix) * c + ch;
+                if (best < 0 || xv[i] > xv[best] || (std::isnan(xv[i]) && !std::isnan(xv[best]))) {
+                  best = i;
+                }
               }
             }
+            const int64_t o = ((n * gy.output + oy) * gx.output + ox) * c + ch;
+            const float got = y.data<float>()[o];
+            EXPECT_TRUE(got == xv[best] || (std::isnan(got) && std::isnan(xv[best]))) << o;
+            dx[static_cast<size_t>(best)] += dy.data<float>()[o];
           }
-          const int64_t o = ((n * oh + oy) * ow + ox) * c + ch;
-          const float got = y.data<float>()[o];
-          EXPECT_TRUE(got == xv[best] || (std::isnan(got) && std::isnan(xv[best]))) << o;
-          dx[static_cast<size_t>(best)] += dy.data<float>()[o];
         }
       }
     }
+    expect_near_all(pool.backward(dy), dx, "dx");
   }
-  expect_near_all(pool.backward(dy), dx, "dx");
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, MaxPoolingTest,
-                         ::testing::Combine(::testing::Values(1, 3, 4, 7, 10),
-                                            ::testing::Values(2, 3)));
+                         ::testing::Combine(::testing::Values("baseline", "avx2", "avx512"),
+                                            ::testing::Values(1, 3, 4, 7, 10, 16, 17, 20),
+                                            ::testing::Values(2, 3)),
+                         [](const auto& info) {
+                           return str_cat(std::get<0>(info.param), "_", std::get<1>(info.param),
+                                          "channels_", std::get<2>(info.param), "x",
+                                          std::get<2>(info.param));
+                         });
 
 // One fashion-cnn training step's loss and first-layer kernel gradient under `threads` threads.
 std::vector<float> fashion_step(int threads) {
