@@ -105,7 +105,11 @@ void CheckpointSaverHook::after_create_session(Session& session) {
 }
 
 void CheckpointSaverHook::after_run(SessionRunContext& context, const SessionRunValues& values) {
-  if (timer_.should_trigger_for_step(values.global_step)) save(context.session());
+  bool due = timer_.should_trigger_for_step(values.global_step);
+  // Every worker takes part in a save, but each process's clock is its own: by seconds, all save
+  // when any one is due.
+  if (timer_.counts_seconds()) due = context.session().on_any_worker(due);
+  if (due) save(context.session());
   if (stop_after_save_) context.request_stop();
 }
 

@@ -66,8 +66,10 @@ class StopAtStepHook final : public SessionRunHook {
 
 // Saves a checkpoint when the session is created (unless the latest one already is of the
 // current step), every N steps or seconds, and at the end (unless the last save was of the
-// current step). Each save logs "Saving checkpoints for <step> into <path>." and writes a
-// SessionLog CHECKPOINT event. `after_save(step)` returning true requests stop (TensorFlow's
+// current step). Under several workers, a save by seconds is every worker's when any one's clock
+// says it is due (Session::on_any_worker), so that all save at the same steps. Each save logs
+// "Saving checkpoints for <step> into <path>." and writes a SessionLog CHECKPOINT event.
+// `after_save(step)` returning true requests stop (TensorFlow's
 // CheckpointSaverListener.after_save).
 class CheckpointSaverHook final : public SessionRunHook {
  public:
@@ -80,8 +82,6 @@ class CheckpointSaverHook final : public SessionRunHook {
   void end(Session& session) override;
   // Global steps of the saves of this run, in order.
   const std::vector<int64_t>& saved_steps() const { return saved_; }
-  // Whether it saves every N seconds, so that workers may save at different steps.
-  bool saves_by_seconds() const { return timer_.counts_seconds(); }
 
  private:
   void save(Session& session);

@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "sluice/core/errors.h"
-#include "sluice/estimator/basic_session_run_hooks.h"
 #include "sluice/estimator/replicated_model.h"
 #include "sluice/estimator/run_session.h"
 #include "sluice/estimator/training_hooks.h"
@@ -141,20 +140,13 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
   // steps_per_execution). The last one is cut short so that steps / max_steps end exactly.
   const std::optional<int64_t> last_step =
       steps ? std::optional<int64_t>(global_step_ + *steps) : max_steps;
-  // Several workers shard a step's update unless a hook reads its gradients. Saving then gathers
-  // the optimizer's slots from every worker, so the workers must save at the same steps: not by
-  // the seconds of their own clocks.
-  const bool saves_at_steps = std::ranges::none_of(all, [](const SessionRunHook* h) {
-    const auto* saver = dynamic_cast<const CheckpointSaverHook*>(h);
-    return saver != nullptr && saver->saves_by_seconds();
-  });
   bool input_ended = false;
   while (!input_ended) {
     SessionRunContext context(session);
     for (size_t i = 0; i < all.size(); ++i) args[i] = all[i]->before_run(context);
-    const bool shardable = saves_at_steps && std::ranges::none_of(args, [](const auto& a) {
-                             return std::ranges::count(a.fetches, "gradient_norm") > 0;
-                           });
+    // Several workers shard a step's update unless a hook reads its gradients.
+    const bool shardable = std::ranges::none_of(
+        args, [](const auto& a) { return std::ranges::count(a.fetches, "gradient_norm") > 0; });
 
     const auto start = Clock::now();
     int64_t to_run = config_.steps_per_execution;
@@ -225,7 +217,9 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
       values.results = std::move(results[i]);
       all[i]->after_run(context, values);
     }
-    if (context.stop_requested()) break;
+    // A stop that one worker's hook requests ends every worker's loop at this step, before any
+    // reads another batch that no step would train on.
+    if (session.on_any_worker(context.stop_requested())) break;
   }
   // Every worker's slots whole again, for the last checkpoint and for state().
   replicas.gather_optimizer_state(*spec_.optimizer);

@@ -12,6 +12,7 @@
 
 #include "sluice/estimator/estimator.h"
 #include "sluice/formats/event_file_writer.h"
+#include "sluice/strategy/strategy.h"
 
 namespace sluice {
 namespace estimator_internal {
@@ -77,6 +78,10 @@ class Estimator::RunSession final : public Session {
   }
   std::vector<StageStatsSnapshot> input_stats() const override {
     return input_ ? input_->stats() : std::vector<StageStatsSnapshot>{};
+  }
+  bool on_any_worker(bool mine) override {
+    return (mode_ == "train" ? estimator_.train_strategy() : estimator_.eval_strategy())
+        .on_any_worker(mine);
   }
   void set_input(const InputPipeline* input) { input_ = input; }
   void close() {

@@ -44,6 +44,11 @@ class Session {
   // Per-stage statistics of the input pipeline being read (cumulative since it started); empty
   // when there is none (yet).
   virtual std::vector<StageStatsSnapshot> input_stats() const { return {}; }
+  // Whether `mine` holds on any worker of a multi-worker run, `mine` itself otherwise. Under
+  // several workers it is a collective: every worker's hook must ask at the same point (the same
+  // step). A hook whose action every worker must take together, such as saving a checkpoint,
+  // decides with it when it decides by its own process's clock.
+  virtual bool on_any_worker(bool mine) { return mine; }
 };
 
 // What a hook's before_run asks for: names of extra values to compute for this step. Known names:

@@ -4,6 +4,7 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/estimator/basic_session_run_hooks.h"
+#include "sluice/strategy/strategy.h"
 
 namespace sluice {
 namespace {
@@ -23,7 +24,12 @@ class EvaluateAfterSave {
 
   void after_save(int64_t step) {
     if (step == start_step_) return;
-    if (throttle_ && !throttle_->should_trigger_for_step(step)) {
+    bool due = !throttle_ || throttle_->should_trigger_for_step(step);
+    // An evaluation over several workers is all of theirs, but each process's clock is its own:
+    // all evaluate when any one's throttle allows it.
+    const std::shared_ptr<Strategy>& workers = estimator_.config().eval_distribute;
+    if (throttle_ && workers) due = workers->on_any_worker(due);
+    if (!due) {
       log("Skip the current checkpoint eval due to throttle secs (" +
           std::to_string(static_cast<int64_t>(spec_.throttle_secs)) + " secs).");
       return;

@@ -336,6 +336,13 @@ void Strategy::barrier() {
   all_reduce_across_workers(none);
 }
 
+bool Strategy::on_any_worker(bool mine) {
+  if (num_workers_ == 1) return mine;
+  std::vector<double> votes{mine ? 1.0 : 0.0};
+  all_reduce_across_workers(votes);
+  return votes[0] > 0;
+}
+
 void Strategy::execute(const std::function<void()>& fn) { impl_->arena.execute(fn); }
 
 PerReplica<std::vector<Tensor>> Strategy::run(const StepFn& fn) {

@@ -63,6 +63,9 @@ class Strategy {
   virtual void all_reduce_across_workers(std::vector<double>& values);
   virtual void broadcast_from_chief(const std::vector<Tensor*>& tensors);
   void barrier();
+  // Whether `mine` holds on any worker: for a decision every worker must act on together that
+  // each makes alone, such as one by its own process's clock. A collective like the others.
+  bool on_any_worker(bool mine);
   // all_reduce_across_workers in two halves, for an update that each worker applies to its own
   // share of the weights. reduce_scatter_across_workers sums float32 tensors as the all-reduce
   // does, but leaves each worker the sums of only its worker_share of each tensor (the rest keeps

@@ -13,6 +13,9 @@
 //                        once whole (a hook fetches the gradient norm every step), each saving
 //                        checkpoints every 2 steps, with one and with two replicas per worker;
 //                        and one step of ReplicatedModel's own.
+//   agree                training whose hooks decide differently on different workers: a saver
+//                        by seconds whose clock runs ahead on worker 0 only, and a stop that
+//                        worker 0 alone requests. Each worker prints its saves and last step.
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,6 +29,7 @@
 #include "sluice/core/errors.h"
 #include "sluice/core/threads.h"
 #include "sluice/dataset/dataset.h"
+#include "sluice/estimator/basic_session_run_hooks.h"
 #include "sluice/estimator/checkpoint.h"
 #include "sluice/estimator/estimator.h"
 #include "sluice/estimator/replicated_model.h"
@@ -283,6 +287,57 @@ void update(const std::shared_ptr<Strategy>& strategy) {
   }
 }
 
+// On one worker: sleeps `seconds` after step `sleep_step`, and requests a stop after `stop_step`.
+class OneWorkersHook final : public SessionRunHook {
+ public:
+  OneWorkersHook(bool active, int64_t sleep_step, double seconds, int64_t stop_step)
+      : active_(active), sleep_step_(sleep_step), seconds_(seconds), stop_step_(stop_step) {}
+  void after_run(SessionRunContext& context, const SessionRunValues& values) override {
+    if (!active_) return;
+    if (values.global_step == sleep_step_) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds_));
+    }
+    if (values.global_step == stop_step_) context.request_stop();
+  }
+
+ private:
+  bool active_;
+  int64_t sleep_step_;
+  double seconds_;
+  int64_t stop_step_;
+};
+
+void agree(const std::shared_ptr<Strategy>& strategy) {
+  const int workers = strategy->num_workers();
+  const int index = strategy->worker_index();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
+          .string();
+  strategy->barrier();
+  auto input = [workers, index] { return wide_examples().shard(workers, index).batch(4); };
+  auto run = [&](const std::string& name, OneWorkersHook& hook) {
+    RunConfig config;
+    config.model_dir = dir + "/" + name;
+    config.train_distribute = strategy;
+    config.log_step_count_steps = 0;
+    // Every 0.25 s by each process's clock. Worker 0's hook runs first: after sleeping 0.4 s at
+    // step 3 its saver is due there, while worker 1's, which has not waited yet, is not.
+    CheckpointSaverHook saver(nullptr, 0.25, std::nullopt);
+    Estimator estimator(wide_spec(), config);
+    estimator.train(input, {&hook, &saver}, /*steps=*/6);
+    std::string saves;
+    for (int64_t step : saver.saved_steps()) saves += " " + std::to_string(step);
+    std::cout << name << "_saves_" << index << ":" << saves << "\n"
+              << name << "_last_step_" << index << ": " << estimator.global_step() << "\n";
+  };
+  OneWorkersHook late_clock(index == 0, 3, 0.4, -1);
+  run("timed", late_clock);
+  OneWorkersHook stop(index == 0, -1, 0, 2);
+  run("stopped", stop);
+  strategy->barrier();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sluice
 
@@ -299,12 +354,15 @@ int main(int argc, char** argv) {
       evaluate(shared);
     } else if (mode == "update") {
       update(shared);
+    } else if (mode == "agree") {
+      agree(shared);
     } else if (mode == "collectives") {
       collectives(strategy);
     } else if ((mode == "hang" || mode == "die") && argc > 2) {
       stop_at(strategy, mode == "die", std::atoi(argv[2]));
     } else {
-      std::cerr << "usage: multi_worker_probe collectives | hang K | die K | evaluate | update\n";
+      std::cerr
+          << "usage: multi_worker_probe collectives | hang K | die K | evaluate | update | agree\n";
       return 2;
     }
   } catch (const Error& e) {

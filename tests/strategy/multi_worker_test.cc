@@ -440,6 +440,28 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
             (std::vector<std::string>{"readable", "readable"}));
 }
 
+// Hooks that decide differently on different workers still act on every worker at one step. A
+// saver by seconds whose clock runs ahead on worker 0 makes both workers save there (each takes
+// part in a save, and the update is sharded), and a stop that worker 0 alone requests ends both
+// workers' training at its step.
+TEST(MultiWorkerTest, WorkersSaveAndStopTogetherWhenOneWorkersHookDecides) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
+  const JobResult r = run(mpirun(2, std::string(SLUICE_MULTI_WORKER_PROBE) + " agree"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::vector<std::string> timed = values(r.output, "timed_saves_0");
+  ASSERT_EQ(timed.size(), 1u) << r.output;
+  EXPECT_EQ(values(r.output, "timed_saves_1"), timed);
+  EXPECT_NE((" " + timed[0] + " ").find(" 3 "), std::string::npos)
+      << "worker 0's clock made step 3 due: " << timed[0];
+  const std::vector<std::string> stopped = values(r.output, "stopped_saves_0");
+  ASSERT_EQ(stopped.size(), 1u) << r.output;
+  EXPECT_EQ(values(r.output, "stopped_saves_1"), stopped);
+  for (const std::string worker : {"0", "1"}) {
+    EXPECT_EQ(values(r.output, "timed_last_step_" + worker), std::vector<std::string>{"6"});
+    EXPECT_EQ(values(r.output, "stopped_last_step_" + worker), std::vector<std::string>{"2"});
+  }
+}
+
 // --- sluice train --strategy multiworker --------------------------------------------------------
 
 class MultiWorkerTrainTest : public testing::TempDirTest {
