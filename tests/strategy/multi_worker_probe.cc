@@ -102,6 +102,12 @@ void stop_at(MultiWorkerMirroredStrategy& strategy, bool die, int k) {
   }
 }
 
+// A directory of this process's own for its model directories, under the temporary folder.
+std::string process_dir() {
+  return (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
+      .string();
+}
+
 // Example i: a 4×4×1 image of a ramp whose slope depends on i, labelled by its parity.
 Dataset probe_examples() {
   return Dataset::range(37).map([](Element e) {
@@ -131,9 +137,7 @@ ModelSpec probe_spec() {
 }
 
 void evaluate(const std::shared_ptr<Strategy>& strategy) {
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
-          .string();
+  const std::string dir = process_dir();
   RunConfig config;
   config.model_dir = dir + "/single";
   const EvalResult single =
@@ -210,9 +214,7 @@ class StepRecorder final : public SessionRunHook {
 void compare_updates(const std::shared_ptr<Strategy>& strategy, const std::string& label) {
   const int workers = strategy->num_workers();
   const int index = strategy->worker_index();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
-          .string();
+  const std::string dir = process_dir();
   strategy->barrier();
   for (const bool whole : {false, true}) {
     RunConfig config;
@@ -310,9 +312,7 @@ class OneWorkersHook final : public SessionRunHook {
 void agree(const std::shared_ptr<Strategy>& strategy) {
   const int workers = strategy->num_workers();
   const int index = strategy->worker_index();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("sluice-probe-" + std::to_string(::getpid())))
-          .string();
+  const std::string dir = process_dir();
   strategy->barrier();
   auto input = [workers, index] { return wide_examples().shard(workers, index).batch(4); };
   auto run = [&](const std::string& name, OneWorkersHook& hook) {
