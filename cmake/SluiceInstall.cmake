@@ -20,7 +20,7 @@ set(sluice_internal_headers
   graph/stages/choose_from_datasets.h graph/stages/counter.h graph/stages/random.h
   graph/stages/sample_from_datasets.h graph/stages/take_while.h graph/stages/unique.h
   graph/stages/flat_map.h graph/stages/window.h dataset/file_reader_source.h
-  ops/affine_warp.h ops/affine_warp_kernels.h model/simd.h model/gemm_kernel.h model/gemm_tiles.h
+  core/memory_block.h ops/affine_warp.h ops/affine_warp_kernels.h model/simd.h model/gemm_kernel.h model/gemm_tiles.h
   model/direct_conv_kernels.h model/max_pool.h model/max_pool_kernels.h estimator/run_session.h)
 set(sluice_internal_folders formats/hdf5)
 # Nor do the headers of optional components this build leaves out.

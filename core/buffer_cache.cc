@@ -4,7 +4,7 @@
 #include <mutex>
 #include <new>
 
-#include "sluice/core/tensor.h"
+#include "sluice/core/memory_block.h"
 
 namespace sluice {
 namespace {
@@ -14,10 +14,6 @@ constexpr size_t kDefaultLimit = 0;
 #else
 constexpr size_t kDefaultLimit = size_t{256} << 20;
 #endif
-
-void free_block(void* block) {
-  ::operator delete (block, std::align_val_t{internal::Buffer::kAlignment});
-}
 
 class BlockCache {
  public:
@@ -41,12 +37,12 @@ class BlockCache {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (bytes > limit_ || !keep(block, bytes)) {
-        free_block(block);
+        internal::free_block(block, bytes);
         return;
       }
       trim(evicted);
     }
-    for (const Block& b : evicted) free_block(b.block);  // Outside the lock.
+    for (const Block& b : evicted) internal::free_block(b.block, b.bytes);  // Outside the lock.
   }
 
   void set_limit(size_t bytes) {
@@ -56,7 +52,7 @@ class BlockCache {
       limit_ = bytes;
       trim(evicted);
     }
-    for (const Block& b : evicted) free_block(b.block);
+    for (const Block& b : evicted) internal::free_block(b.block, b.bytes);
   }
 
   size_t held() {

@@ -26,7 +26,7 @@ inline constexpr size_t kCachedBlockMinBytes = size_t{256} << 10;
 
 // A kept block of exactly `bytes`, or null. REQUIRES: bytes >= kCachedBlockMinBytes.
 void* take_cached_block(size_t bytes);
-// Keeps `block` (of `bytes`, from ::operator new with Buffer's alignment) or frees it.
+// Keeps `block` (of `bytes`, from allocate_block in core/memory_block.h) or frees it.
 void give_cached_block(void* block, size_t bytes);
 
 }  // namespace internal

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sluice/core/buffer_cache.h"
+#include "sluice/core/memory_block.h"
 #include "sluice/core/strings.h"
 
 namespace sluice {
@@ -27,7 +28,7 @@ Buffer* Buffer::allocate(DType dtype, int64_t count, bool zeroed) {
   const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
   const size_t block = kHeaderBytes + bytes;
   void* memory = cached(dtype, block) ? take_cached_block(block) : nullptr;
-  if (memory == nullptr) memory = ::operator new (block, std::align_val_t{kAlignment});
+  if (memory == nullptr) memory = allocate_block(block);
   auto* buffer = new (memory) Buffer();
   buffer->dtype_ = dtype;
   buffer->count_ = count;
@@ -44,7 +45,7 @@ Buffer* Buffer::allocate(DType dtype, int64_t count, bool zeroed) {
 
 Buffer* Buffer::allocate_packed_strings(int64_t count, size_t bytes) {
   const size_t views = static_cast<size_t>(count) * sizeof(std::string_view);
-  void* memory = ::operator new (kHeaderBytes + views + bytes, std::align_val_t{kAlignment});
+  void* memory = allocate_block(kHeaderBytes + views + bytes);
   auto* buffer = new (memory) Buffer();
   buffer->dtype_ = DType::kString;
   buffer->packed_ = true;
@@ -91,7 +92,7 @@ std::string* Buffer::materialized_strings() {
 }
 
 Buffer* Buffer::external(void* data, size_t bytes, std::function<void()> release) {
-  void* memory = ::operator new (kHeaderBytes, std::align_val_t{kAlignment});
+  void* memory = allocate_block(kHeaderBytes);
   auto* buffer = new (memory) Buffer();
   buffer->bytes_ = bytes;
   buffer->data_ = data;
@@ -110,13 +111,14 @@ void Buffer::destroy() {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
   }
-  const size_t block = kHeaderBytes + bytes_;
+  // An external buffer's block is its header alone.
+  const size_t block = kHeaderBytes + (release_ != nullptr ? 0 : bytes_);
   const bool cacheable = release_ == nullptr && cached(dtype_, block);
   this->~Buffer();
   if (cacheable) {
     give_cached_block(static_cast<void*>(this), block);
   } else {
-    ::operator delete (static_cast<void*>(this), std::align_val_t{kAlignment});
+    free_block(static_cast<void*>(this), block);
   }
 }
 

@@ -32,7 +32,8 @@ namespace sluice {
 
 namespace internal {
 
-// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned),
+// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned; see
+// core/memory_block.h),
 // external (memory the caller owns, given back through a release callback) or packed strings.
 class Buffer {
  public:

@@ -2,21 +2,26 @@
 
 #include <algorithm>
 #include <mutex>
-#include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "sluice/core/memory_block.h"
+
 namespace sluice::internal {
 namespace {
-
-constexpr std::align_val_t kAlignment{64};  // As the tensors core allocates.
 
 struct FreeBuffer {
   float* data;
   int64_t count;
 };
 
-void free_buffer(float* data) { ::operator delete(data, kAlignment); }
+// At least one element, so that an empty tensor still has a buffer to give back.
+size_t buffer_bytes(int64_t count) {
+  return static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
+}
+
+void free_buffer(const FreeBuffer& b) { free_block(b.data, buffer_bytes(b.count)); }
 
 }  // namespace
 
@@ -25,21 +30,21 @@ struct TensorPool::Shared {
   std::vector<FreeBuffer> free;  // At most kMaxFree.
 
   ~Shared() {
-    for (const FreeBuffer& b : free) free_buffer(b.data);
+    for (const FreeBuffer& b : free) free_buffer(b);
   }
 
   // The newest buffers are kept: when the shapes change (a smaller last batch), the pool follows.
   void give_back(float* data, int64_t count) {
-    float* evicted = nullptr;
+    std::optional<FreeBuffer> evicted;
     {
       std::lock_guard lock(mutex);
       if (free.size() == kMaxFree) {
-        evicted = free.front().data;
+        evicted = free.front();
         free.erase(free.begin());
       }
       free.push_back({data, count});
     }
-    if (evicted != nullptr) free_buffer(evicted);
+    if (evicted) free_buffer(*evicted);
   }
 };
 
@@ -61,11 +66,7 @@ Tensor TensorPool::take(const Shape& shape) {
       }
     }
   }
-  if (data == nullptr) {
-    // At least one element, so that an empty tensor still has a buffer to give back.
-    const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
-    data = static_cast<float*>(::operator new(bytes, kAlignment));
-  }
+  if (data == nullptr) data = static_cast<float*>(allocate_block(buffer_bytes(count)));
   return Tensor::from_external(DType::kFloat32, shape, data,
                                [shared = shared_, data, count] { shared->give_back(data, count); });
 }
