@@ -32,9 +32,9 @@ namespace sluice {
 
 namespace internal {
 
-// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned; see
-// core/memory_block.h),
-// external (memory the caller owns, given back through a release callback) or packed strings.
+// The storage behind tensors: either owned (allocated with its elements, 64-byte aligned, in a
+// block of core/memory_block.h), external (memory the caller owns, given back through a release
+// callback) or packed strings.
 class Buffer {
  public:
   static constexpr size_t kAlignment = 64;
