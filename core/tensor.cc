@@ -16,6 +16,8 @@ namespace {
 // The owned layout: the Buffer header, padded to one alignment unit, then the elements.
 constexpr size_t kHeaderBytes = Buffer::kAlignment;
 static_assert(sizeof(Buffer) <= kHeaderBytes);
+// The blocks a buffer lives in are aligned to at least what its elements promise.
+static_assert(kBlockAlignment % Buffer::kAlignment == 0);
 
 // Whether an owned block of `block` bytes holding `dtype` comes from and goes back to the buffer
 // cache (strings need their destructors run, so they never do).

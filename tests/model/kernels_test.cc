@@ -146,18 +146,31 @@ void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const flo
   }
 }
 
-// Every kernel this CPU runs: the baseline one, and the AVX2 and AVX-512 builds where it has them.
-class GemmTest : public ::testing::TestWithParam<std::string> {
+// The instruction set a test parameter names: the parameter itself, or a tuple's first element.
+const std::string& kernel_name(const std::string& param) { return param; }
+template <typename... Rest>
+const std::string& kernel_name(const std::tuple<std::string, Rest...>& param) {
+  return std::get<0>(param);
+}
+
+// Runs each test on the kernels of the instruction set its parameter names, skipping those this
+// CPU does not run.
+template <typename Param>
+class KernelTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
+    const std::string& name = kernel_name(this->GetParam());
     const std::vector<std::string> names = internal::gemm_kernel_names();
-    if (std::find(names.begin(), names.end(), GetParam()) == names.end()) {
-      GTEST_SKIP() << "this CPU does not run the " << GetParam() << " kernel";
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      GTEST_SKIP() << "this CPU does not run the " << name << " kernel";
     }
-    internal::force_gemm_kernel(GetParam());
+    internal::force_gemm_kernel(name);
   }
   void TearDown() override { internal::force_gemm_kernel(""); }
 };
+
+// Every kernel this CPU runs: the baseline one, and the AVX2 and AVX-512 builds where it has them.
+class GemmTest : public KernelTest<std::string> {};
 
 TEST_P(GemmTest, MatchesReferenceForEveryLayout) {
   EXPECT_EQ(internal::gemm_kernel_name(), GetParam());
@@ -380,17 +393,7 @@ TEST(GemmKernelsTest, TheWidestKernelRunsUnlessAnotherIsForced) {
 
 // Each instruction set's kernel, for channel counts below, at and off its vectors' lanes (4, 8
 // and 16), and pool sizes: 2×2 windows have a path of their own.
-class MaxPoolingTest : public ::testing::TestWithParam<std::tuple<std::string, int64_t, int64_t>> {
- protected:
-  void SetUp() override {
-    const std::vector<std::string> names = internal::gemm_kernel_names();
-    if (std::find(names.begin(), names.end(), std::get<0>(GetParam())) == names.end()) {
-      GTEST_SKIP() << "this CPU does not run the " << std::get<0>(GetParam()) << " kernel";
-    }
-    internal::force_gemm_kernel(std::get<0>(GetParam()));
-  }
-  void TearDown() override { internal::force_gemm_kernel(""); }
-};
+class MaxPoolingTest : public KernelTest<std::tuple<std::string, int64_t, int64_t>> {};
 
 TEST_P(MaxPoolingTest, BackwardRoutesEachGradientToTheFirstMaximum) {
   const auto [kernel, c, size] = GetParam();
