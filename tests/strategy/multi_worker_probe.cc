@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "sluice/core/errors.h"
+#include "sluice/core/strings.h"
 #include "sluice/core/threads.h"
 #include "sluice/dataset/dataset.h"
 #include "sluice/estimator/basic_session_run_hooks.h"
@@ -366,7 +367,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   } catch (const Error& e) {
-    std::cerr << "error: " << error_code_name(e.code()) << ": " << e.what() << "\n";
+    // One write: mpirun forwards each worker's stderr in the pieces it was written in, and may
+    // print its own abort banner between two of them.
+    const std::string line = str_cat("error: ", error_code_name(e.code()), ": ", e.what(), "\n");
+    std::cerr << line;
     return 1;
   }
   return 0;
