@@ -35,7 +35,7 @@ void put(std::string& out, T value) {
 // Reads fixed-size fields from a checkpoint's bytes, turning every overrun into DataLoss.
 class Reader {
  public:
-  Reader(const std::string& bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+  Reader(std::string_view bytes, const std::string& path) : bytes_(bytes), path_(path) {}
   template <class T>
   T get() {
     T value;
@@ -57,7 +57,7 @@ class Reader {
   }
 
  private:
-  const std::string& bytes_;
+  std::string_view bytes_;
   const std::string& path_;
   size_t offset_ = 0;
 };
@@ -142,7 +142,10 @@ void write_checkpoint_file(const std::string& path, const TensorMap& tensors) {
 }
 
 TensorMap read_checkpoint_file(const std::string& path) {
-  const std::string bytes = read_whole_file(path);
+  // Mapped, not read into a buffer: a large model's checkpoint is then never in memory twice, and
+  // its bytes go from the page cache straight into the tensors.
+  const MappedFile file(path);
+  const std::string_view bytes = file.bytes();
   Reader reader(bytes, path);
   if (bytes.size() < sizeof(kMagic) + 12 ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
