@@ -9,12 +9,14 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <vector>
 
+#include "bench/fma_peak.h"
 #include "sluice/dataset/idx_dataset.h"
 #include "sluice/model/conv2d.h"
 #include "sluice/model/dense.h"
@@ -42,10 +44,47 @@ struct FashionBatch {
   }
 };
 
+// The FLOPs of one example's forward and backward pass through a layer with a kernel (Conv2D,
+// Dense): each output element is a dot product over the kernel's inputs (the kernel's size over its
+// filters or units), 2 FLOPs a multiply-add, done once forward, once for the kernel's gradient and,
+// unless `first` (the model's first layer needs no input gradient), once for the input's.
+double training_flops(Layer& layer, bool first) {
+  const Tensor& kernel = layer.parameters().front()->value;
+  const double macs = double(layer.output_shape(layer.input_shape()).num_elements()) *
+                      double(kernel.num_elements()) / double(kernel.dim(kernel.rank() - 1));
+  return 2.0 * macs * (first ? 2.0 : 3.0);
+}
+
+// The FLOPs of one example's training step through a model's Conv2D and Dense layers.
+double training_flops(Sequential& model) {
+  double flops = 0.0;
+  bool first = true;
+  for (size_t i = 0; i < model.num_layers(); ++i) {
+    Layer& layer = model.layer(i);
+    if (layer.class_name() == "Conv2D" || layer.class_name() == "Dense") {
+      flops += training_flops(layer, first);
+    }
+    first = first && layer.parameters().empty();
+  }
+  return flops;
+}
+
+// The machine's multiply-add peak on 2 threads (fma_peak.h), to set the layers' GFLOP/s against.
+void BM_FmaPeak(benchmark::State& state) {
+  double gflops = 0.0;
+  for (auto _ : state) gflops = bench::fma_peak_gflops(internal::gemm_kernel_name(), 2, 0.5);
+  state.SetLabel(internal::gemm_kernel_name());
+  state.counters["GFLOP_per_sec"] = gflops;
+}
+BENCHMARK(BM_FmaPeak)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_FashionCnnTrainStep(benchmark::State& state) {
-  oneapi::tbb::task_arena arena(static_cast<int>(state.range(0)));
+  const int threads = static_cast<int>(state.range(0));
+  oneapi::tbb::task_arena arena(threads);
+  double flops_per_example = 0.0;
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 1);
+    flops_per_example = training_flops(model);
     SGD sgd({.learning_rate = 0.01f, .momentum = 0.5f});  // The PyTorch/XLA tutorial's optimizer.
     const FashionBatch batch;
     for (auto _ : state) {
@@ -59,6 +98,8 @@ void BM_FashionCnnTrainStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
   state.counters["images_per_sec"] =
       benchmark::Counter(double(state.iterations() * kBatch), benchmark::Counter::kIsRate);
+  state.counters["GFLOP"] = benchmark::Counter(
+      flops_per_example * double(state.iterations() * kBatch) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FashionCnnTrainStep)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -107,12 +148,7 @@ void BM_FashionCnnLayer(benchmark::State& state) {
     const Tensor y = layer->forward(x, true);
     Tensor dy(DType::kFloat32, y.shape());
     for (float& v : dy.values<float>()) v = rng.uniform(-1.0f, 1.0f);
-    // Every output element is a dot product over the kernel's inputs: the kernel's size over the
-    // filters (units) gives its length.
-    const Tensor& kernel = layer->parameters().front()->value;
-    const double macs = double(y.num_elements()) * double(kernel.num_elements()) /
-                        double(kernel.dim(kernel.rank() - 1));
-    flops_per_step = 2.0 * macs * (c.first ? 2.0 : 3.0);
+    flops_per_step = training_flops(*layer, c.first) * double(kBatch);
     for (auto _ : state) {
       benchmark::DoNotOptimize(layer->forward(x, true));
       benchmark::DoNotOptimize(layer->backward(dy));
@@ -223,13 +259,18 @@ void BM_FashionCnnEpoch(benchmark::State& state) {
   }
   const int64_t n = data->images.dim(0);
   const int64_t example = data->images.num_elements() / n;
-  oneapi::tbb::task_arena arena(static_cast<int>(state.range(0)));
+  const int threads = static_cast<int>(state.range(0));
+  oneapi::tbb::task_arena arena(threads);
+  double flops_per_example = 0.0;
+  double seconds = 0.0;
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 1);
+    flops_per_example = training_flops(model);
     SGD sgd({.learning_rate = 0.01f, .momentum = 0.5f});
     std::vector<int64_t> order(static_cast<size_t>(n));
     Random rng(7);
     for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), rng);
       double loss_sum = 0.0;
@@ -250,10 +291,20 @@ void BM_FashionCnnEpoch(benchmark::State& state) {
         loss_sum += loss.loss * double(b);
       }
       state.counters["mean_loss"] = loss_sum / double(n);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   });
   state.counters["images_per_sec"] =
       benchmark::Counter(double(state.iterations() * n), benchmark::Counter::kIsRate);
+  // The work done (the convolutions' and dense layers' multiply-adds) as a rate, and as a share of
+  // the multiply-add peak measured right after on as many threads: the machine's clock moves from
+  // one run to the next.
+  const double gflop_per_sec =
+      flops_per_example * double(n) * double(state.iterations()) / seconds / 1e9;
+  const double peak = bench::fma_peak_gflops(internal::gemm_kernel_name(), threads, 1.0);
+  state.counters["GFLOP_per_sec"] = gflop_per_sec;
+  state.counters["peak_GFLOP_per_sec"] = peak;
+  if (peak > 0.0) state.counters["of_peak"] = gflop_per_sec / peak;
 }
 BENCHMARK(BM_FashionCnnEpoch)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
