@@ -2,8 +2,9 @@
 // nll_loss, backward, SGD with momentum) at batch 128 inside a 2-thread oneTBB arena, the budget
 // PyTorch gets in bench/peers/pytorch_fashion_cnn.py; the forward pass alone (inference); and one
 // full shuffled epoch of Fashion-MNIST's 60,000 training images (skipped when the dataset is not
-// installed), the figure the peer script prints as epoch_seconds; each of its layers with weights
-// alone, in GFLOP/s. Also the kernel-gradient product of tpu-guide-cnn's first Dense layer, whose
+// installed), the figure the peer script prints as epoch_seconds, and its GFLOP/s as a share of the
+// machine's multiply-add peak measured in the same run; each of its layers with weights alone, in
+// GFLOP/s. Also the kernel-gradient product of tpu-guide-cnn's first Dense layer, whose
 // inner dimension is small, on Eigen's GEMM and on the register-tile kernel, side by side.
 #include <benchmark/benchmark.h>
 #include <oneapi/tbb/task_arena.h>
@@ -79,8 +80,7 @@ void BM_FmaPeak(benchmark::State& state) {
 BENCHMARK(BM_FmaPeak)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_FashionCnnTrainStep(benchmark::State& state) {
-  const int threads = static_cast<int>(state.range(0));
-  oneapi::tbb::task_arena arena(threads);
+  oneapi::tbb::task_arena arena(static_cast<int>(state.range(0)));
   double flops_per_example = 0.0;
   arena.execute([&] {
     Sequential model = make_preset("fashion-cnn", 1);
