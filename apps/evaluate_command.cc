@@ -23,7 +23,7 @@ struct EvaluateFlags {
 };
 
 void run_evaluate(const EvaluateFlags& flags) {
-  const ThreadBudget budget(flags.threads);
+  const ThreadBudget budget(flags.threads, ThreadBudget::Caller::kComputes);
   ModelChoice choice = load_model_choice(flags.model_dir);
   if (flags.batch > 0) choice.batch = flags.batch;
   const TrainData data = open_evaluation_data(choice, flags.data, flags.model_dir, "evaluate");

@@ -185,8 +185,9 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   const auto wall_start = Clock::now();
   check_flags(flags, given);
   flags.choice.seed = static_cast<uint64_t>(flags.seed);
-  // The process's thread budget, which the input pipeline, the strategy and the model take.
-  const ThreadBudget budget(flags.threads);
+  // The process's thread budget, which the input pipeline, the strategy and the model take. This
+  // thread trains, so it is one of the budget's threads.
+  const ThreadBudget budget(flags.threads, ThreadBudget::Caller::kComputes);
 
   // A model_dir trained before keeps the run's choices: flags not given take them, and a flag
   // that contradicts them is an error. Nothing is written there until the whole configuration

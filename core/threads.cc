@@ -29,17 +29,18 @@ int default_thread_count() {
 
 struct ThreadBudget::Control {
   // oneTBB counts the calling thread in max_allowed_parallelism: N workers need N + 1.
-  explicit Control(int threads)
+  explicit Control(int workers)
       : control(oneapi::tbb::global_control::max_allowed_parallelism,
-                static_cast<size_t>(threads) + 1) {}
+                static_cast<size_t>(workers) + 1) {}
   oneapi::tbb::global_control control;
 };
 
-ThreadBudget::ThreadBudget(int threads)
+ThreadBudget::ThreadBudget(int threads, Caller caller)
     : threads_(threads == 0 ? default_thread_count() : threads), outer_(innermost.load()) {
   if (threads < 0) throw InvalidArgument(str_cat("thread budget must be >= 0, got ", threads));
   if (outer_ != nullptr) threads_ = std::min(threads_, outer_->threads());
-  control_ = std::make_unique<Control>(threads_);
+  control_ =
+      std::make_unique<Control>(caller == Caller::kComputes ? std::max(threads_ - 1, 1) : threads_);
   innermost.store(this);
 }
 

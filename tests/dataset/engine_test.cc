@@ -300,5 +300,27 @@ TEST(ThreadBudgetTest, ABudgetSizesThePoolAndNestedBudgetsOnlyNarrowIt) {
   EXPECT_THROW(ThreadBudget(-1), InvalidArgument);
 }
 
+TEST(ThreadBudgetTest, ACallerThatComputesIsOneOfTheBudgetsThreads) {
+  const size_t before = tbb_parallelism_limit();
+  {
+    const ThreadBudget three(3, ThreadBudget::Caller::kComputes);
+    const int threads = ThreadBudget::current();
+    // The caller and threads - 1 workers, but never fewer than the one worker a pipeline needs.
+    EXPECT_EQ(tbb_parallelism_limit(), static_cast<size_t>(std::max(threads, 2)));
+    {
+      const ThreadBudget one(1, ThreadBudget::Caller::kComputes);
+      EXPECT_EQ(ThreadBudget::current(), 1);
+      EXPECT_EQ(tbb_parallelism_limit(), 2u);
+      int64_t sum = 0;
+      for (const Element& e : Dataset::range(100).map([](Element e) { return e; },
+                                                      {.num_parallel_calls = kAutotune})) {
+        sum += e[0].item<int64_t>();
+      }
+      EXPECT_EQ(sum, 4950);
+    }
+  }
+  EXPECT_EQ(tbb_parallelism_limit(), before);
+}
+
 }  // namespace
 }  // namespace sluice
