@@ -99,8 +99,9 @@ void run(const Flags& flags) {
 }
 
 int main(int argc, char** argv) {
-  // The process's thread budget (all cores): what its pipelines and strategies take.
-  const sluice::ThreadBudget budget;
+  // The process's thread budget (all cores): what its pipelines and strategies take. This thread
+  // trains, so it is one of them.
+  const sluice::ThreadBudget budget(0, sluice::ThreadBudget::Caller::kComputes);
   Flags flags;
   CLI::App app{"model_to_estimator + MirroredStrategy + TimeHistory, per replica count"};
   app.option_defaults()->always_capture_default();

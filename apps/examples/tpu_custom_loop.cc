@@ -226,8 +226,9 @@ void run(const Flags& flags) {
 }
 
 int main(int argc, char** argv) {
-  // The process's thread budget (all cores): what its pipelines and strategies take.
-  const sluice::ThreadBudget budget;
+  // The process's thread budget (all cores): what its pipelines and strategies take. This thread
+  // trains, so it is one of them.
+  const sluice::ThreadBudget budget(0, sluice::ThreadBudget::Caller::kComputes);
   Flags flags;
   CLI::App app{
       "The TPU guide's custom training loop: strategy.run(step_fn), then "
