@@ -163,13 +163,14 @@ void check_flags(const TrainFlags& flags, const std::vector<std::string>& given)
 // checkpoint saved restores into any later run of the same command. Given a global step
 // `skip_to` (for a checkpoint without such a position), the epochs before it are empty and its
 // own epoch's batches before it are recomputed and dropped: exact too, the pipeline being
-// deterministic, but slower.
+// deterministic, but slower. With `static_batch`, every batch is full (the data drops a partial
+// last one) and the dataset says so, for a strategy that takes only static shapes.
 InputFn run_input(const TrainData& data, uint64_t seed, int64_t steps_per_epoch, int64_t epochs,
-                  int64_t skip_to) {
+                  int64_t skip_to, std::optional<int64_t> static_batch) {
   const int64_t first_epoch = skip_to / steps_per_epoch;
   const int64_t done_in_epoch = skip_to % steps_per_epoch;
-  return [train = data.train, seed, first_epoch, done_in_epoch, epochs] {
-    return Dataset::range(0, epochs).interleave(
+  return [train = data.train, seed, first_epoch, done_in_epoch, epochs, static_batch] {
+    const Dataset all = Dataset::range(0, epochs).interleave(
         [train, seed, first_epoch, done_in_epoch](const Tensor& epoch) {
           const int64_t e = epoch.item<int64_t>();
           const Dataset batches = train(mix_seed(seed, static_cast<uint64_t>(e)))();
@@ -177,6 +178,9 @@ InputFn run_input(const TrainData& data, uint64_t seed, int64_t steps_per_epoch,
           return e == first_epoch && done_in_epoch > 0 ? batches.skip(done_in_epoch) : batches;
         },
         {.cycle_length = 1});
+    // An interleave cannot see into the datasets its function makes, so the epochs' static
+    // batch size is lost; batching the full batches again restores it, batch for batch.
+    return static_batch ? all.unbatch().batch(*static_batch, /*drop_remainder=*/true) : all;
   };
 }
 
@@ -269,12 +273,16 @@ void run_train(TrainFlags flags, const std::vector<std::string>& given) {
   // The run's whole input; a checkpoint that saved its position continues it there exactly and
   // at once. Without one (an older checkpoint, another --epochs), the resumed
   // epoch's batches already trained on are read again and dropped: exact too, but slower.
-  InputFn input = run_input(data, choice.seed, steps_per_epoch, epochs, 0);
+  const std::optional<int64_t> static_batch =
+      tpu ? std::optional<int64_t>(choice.batch) : std::nullopt;
+  InputFn input = run_input(data, choice.seed, steps_per_epoch, epochs, 0, static_batch);
   bool input_restored = false;
   if (latest && latest->input_state) {
     input_restored = InputPipeline(input, config.input_options).restore_state(*latest->input_state);
   }
-  if (!input_restored) input = run_input(data, choice.seed, steps_per_epoch, epochs, restored);
+  if (!input_restored) {
+    input = run_input(data, choice.seed, steps_per_epoch, epochs, restored, static_batch);
+  }
   config.eval_distribute = config.train_distribute;
   // Layers take the policy when they are made: the Estimator's model and every replica's.
   set_global_policy(Policy(flags.mixed_precision));

@@ -229,6 +229,15 @@ TEST_F(TrainCommandTest, ATFRecordFileNamedTheTFWayTrains) {
   EXPECT_FALSE(std::isnan(number(run, "test_accuracy"))) << run.output;
 }
 
+TEST_F(TrainCommandTest, TheTPUStrategyTrainsOnFullBatchesOnly) {
+  // 120 training images in batches of 16: 7 full batches an epoch, the partial eighth dropped, as a
+  // TPU takes only static shapes.
+  const ProgramRun run = train(path("images"), "tpu", "--strategy tpu:2", 2);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(field(run.last_line, "global_step"), "14") << run.output;
+  EXPECT_FALSE(std::isnan(number(run, "test_accuracy"))) << run.output;
+}
+
 TEST_F(TrainCommandTest, TheEvaluationLossIsTheMeanOverExamplesAtAnyBatchSize) {
   ASSERT_EQ(train(path("images"), "loss").exit_code, 0);
   const ProgramRun seven = sluice("evaluate --model-dir '" + path("loss") + "' --batch 7");
