@@ -46,12 +46,14 @@ Tensor checked_label(int64_t label, const Geometry& g) {
   return Tensor::scalar<int64_t>(label);
 }
 
-// uint8 pixels → float32 in [0, 1] at the geometry's size, as the tutorials' ToTensor /
-// rescale=1/255 (resized in the same pass when the size differs).
+// uint8 pixels, an image or a batch of them, → float32 in [0, 1] at the geometry's size, as the
+// tutorials' ToTensor / rescale=1/255 (resized in the same pass when the size differs).
 Tensor to_float(const Tensor& pixels, const Geometry& g) {
-  Tensor image = Tensor::uninitialized(DType::kFloat32, Shape{g.height, g.width, g.channels});
-  resize_into(pixels, ImageSize{g.height, g.width}, image.data<float>(), 1.0f / 255.0f);
-  return image;
+  Shape shape{g.height, g.width, g.channels};
+  if (pixels.rank() == 4) shape = Shape{pixels.dim(0), g.height, g.width, g.channels};
+  Tensor images = Tensor::uninitialized(DType::kFloat32, shape);
+  resize_into(pixels, ImageSize{g.height, g.width}, images.data<float>(), 1.0f / 255.0f);
+  return images;
 }
 
 // The tutorials' ImageDataGenerator augmentation (shear 0.2 degrees, zoom 0.2, horizontal
@@ -77,9 +79,19 @@ Element example(Tensor pixels, Tensor label, const Geometry& g, const ElementCon
   return Element{{"image", std::move(image)}, {"label", std::move(label)}};
 }
 
-// How each split's decoded examples become batches.
-Dataset batches(const Dataset& examples, const DataOptions& options) {
-  return examples.batch(options.batch, options.drop_remainder).prefetch(kAutotune);
+namespace {
+
+Dataset batched(const Dataset& examples, int64_t size, const DataOptions& options,
+                const BatchConversion& convert) {
+  const Dataset batches = examples.batch(size, options.drop_remainder);
+  return convert ? batches.map(convert) : batches;
+}
+
+}  // namespace
+
+Dataset batches(const Dataset& examples, const DataOptions& options,
+                const BatchConversion& convert) {
+  return batched(examples, options.batch, options, convert).prefetch(kAutotune);
 }
 
 // --- Multi-worker shares, taken at the source so no worker decodes what it drops -----------------
@@ -115,9 +127,9 @@ Dataset training_share(const Dataset& examples, int64_t n, const DataOptions& o)
 // This worker's training batches of an epoch of n examples: its rows of every global batch, and
 // an empty batch where it has none of the last one, so every worker takes as many steps.
 Dataset training_batches(const Dataset& examples, int64_t n, const Geometry& g,
-                         const DataOptions& o) {
-  if (o.num_workers == 1) return batches(examples, o);
-  const Dataset mine = examples.batch(o.batch / o.num_workers, o.drop_remainder);
+                         const DataOptions& o, const BatchConversion& convert) {
+  if (o.num_workers == 1) return batches(examples, o, convert);
+  const Dataset mine = batched(examples, o.batch / o.num_workers, o, convert);
   const int64_t last = n % o.batch;
   const int64_t share = (last + o.num_workers - 1) / o.num_workers;
   if (o.drop_remainder || last == 0 || last > o.worker_index * share) {
@@ -200,7 +212,11 @@ TrainData open_fashion_mnist(const DataOptions& options) {
   data.test_examples = test.cardinality();
   data.test_split = "the test files";
   announce(options, data.train_examples, kClasses, "the training files");
-  // The images are in memory already (IDX), so the whole split fits one shuffle buffer.
+  // The images are in memory already (IDX), so the whole split fits one shuffle buffer, and
+  // unaugmented batches are gathered as uint8 and converted whole.
+  const BatchConversion to_float_batches = [g](Element batch) {
+    return Element{{"image", to_float(batch["image"], g)}, {"label", batch["label"]}};
+  };
   data.train = [=](uint64_t seed) -> InputFn {
     return [=] {
       const int64_t n = data.train_examples;
@@ -213,18 +229,10 @@ TrainData open_fashion_mnist(const DataOptions& options) {
                                     {.num_parallel_calls = options.map_parallelism, .seed = seed}),
                                 n, g, options);
       }
-      return training_batches(
-          shuffled.map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
-                       {.num_parallel_calls = options.map_parallelism}),
-          n, g, options);
+      return training_batches(shuffled, n, g, options, to_float_batches);
     };
   };
-  data.test = [=] {
-    return batches(evaluation_share(test, options)
-                       .map([g](Element e) { return example(e["image"], e["label"], g, nullptr); },
-                            {.num_parallel_calls = options.map_parallelism}),
-                   options);
-  };
+  data.test = [=] { return batches(evaluation_share(test, options), options, to_float_batches); };
   return data;
 }
 

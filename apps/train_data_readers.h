@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +35,11 @@ Tensor decode_checked(std::string_view bytes, const Geometry& g, std::string_vie
 Tensor checked_label(int64_t label, const Geometry& g);
 // {"image", "label"}: pixels as float32 in [0, 1], augmented when `augment` is given.
 Element example(Tensor pixels, Tensor label, const Geometry& g, const ElementContext* augment);
-// How each split's decoded examples become batches.
-Dataset batches(const Dataset& examples, const DataOptions& options);
+// Runs on each batch as a whole, before it is prefetched.
+using BatchConversion = std::function<Element(Element)>;
+// How each split's examples become batches, each converted by `convert` when it is given.
+Dataset batches(const Dataset& examples, const DataOptions& options,
+                const BatchConversion& convert = {});
 // Whether position p of an epoch of n training examples is this worker's: the rows it takes of
 // each global batch, split as mirrored replicas split one.
 bool is_workers_row(int64_t p, int64_t n, const DataOptions& o);
@@ -44,7 +48,7 @@ Dataset training_share(const Dataset& examples, int64_t n, const DataOptions& o)
 // This worker's training batches of an epoch of n examples: its rows of every global batch, and
 // an empty batch where it has none of the last one, so every worker takes as many steps.
 Dataset training_batches(const Dataset& examples, int64_t n, const Geometry& g,
-                         const DataOptions& o);
+                         const DataOptions& o, const BatchConversion& convert = {});
 // The held-out examples this worker evaluates: every num_workers-th, before decoding; the
 // Estimator sums the workers' losses and metrics.
 Dataset evaluation_share(const Dataset& examples, const DataOptions& o);
