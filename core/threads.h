@@ -8,7 +8,9 @@
 // parallel stage of a live iterator (it pulls the stage's input and waits for room), and TFRecord
 // read-ahead threads (each waits on read()). The calling thread counts as the holder says: one
 // that only consumes a pipeline waits on it, and the budget's threads are all workers; one that
-// also trains or predicts computes, and it is one of them.
+// also trains or predicts computes, and it is one of them. So the threads computing at once are
+// the budget's, plus a helper for the short moments one has work in hand (and, for a computing
+// caller on a budget of one thread, the one worker its pipeline needs besides it).
 #pragma once
 
 #include <memory>
