@@ -2,6 +2,7 @@
 
 #include <oneapi/tbb/global_control.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -9,11 +10,14 @@
 #include "sluice/core/threads.h"
 
 namespace sluice {
-Engine::Engine(int threads, const AutotuneOptions& autotune)
-    : threads_(std::max(threads, 1)), arena_(threads_, 0), autotuner_(autotune) {
-  // The arena takes what oneTBB's worker pool has, which the process's ThreadBudget sizes
-  // (core/threads.h); the engine never resizes it. A limit of 1 leaves no worker at all: the
-  // pipeline's tasks would never run and its consumer would wait forever. Say so instead.
+namespace {
+
+// The arena's threads: those asked for, up to the workers of oneTBB's pool, which the process's
+// ThreadBudget sizes (core/threads.h) and the engine never resizes. An arena asking for more
+// would run on as many anyway, and oneTBB would print a warning about it on stderr. A pool
+// without a worker is refused: the pipeline's tasks would never run and its consumer would wait
+// forever.
+int arena_threads(int threads) {
   const size_t limit = oneapi::tbb::global_control::active_value(
       oneapi::tbb::global_control::max_allowed_parallelism);
   if (limit < 2) {
@@ -23,6 +27,13 @@ Engine::Engine(int threads, const AutotuneOptions& autotune)
         "work): hold a sluice::ThreadBudget (core/threads.h) of at least 1 thread, or allow at "
         "least 2");
   }
+  return static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), limit - 1));
+}
+
+}  // namespace
+
+Engine::Engine(int threads, const AutotuneOptions& autotune)
+    : threads_(arena_threads(threads)), arena_(threads_, 0), autotuner_(autotune) {
   arena_.initialize();
 }
 

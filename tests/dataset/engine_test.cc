@@ -322,5 +322,20 @@ TEST(ThreadBudgetTest, ACallerThatComputesIsOneOfTheBudgetsThreads) {
   EXPECT_EQ(tbb_parallelism_limit(), before);
 }
 
+TEST(ThreadBudgetTest, AnIteratorAskingForMoreThreadsThanThePoolHoldsLeavesStderrClean) {
+  // A new budget re-arms oneTBB's one-time warning about arenas that ask for more workers than
+  // the pool holds.
+  const ThreadBudget computing(2, ThreadBudget::Caller::kComputes);
+  ::testing::internal::CaptureStderr();
+  int64_t count = 0;
+  for (const Element& e : Dataset::range(100)
+                              .map([](Element e) { return e; }, {.num_parallel_calls = 8})
+                              .with_options(Options{.threads = 8})) {
+    count += e[0].item<int64_t>() >= 0;
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(count, 100);
+}
+
 }  // namespace
 }  // namespace sluice
