@@ -23,7 +23,9 @@ void TPUStrategy::validate_input(const Dataset& dataset, bool per_replica_batche
   if (!batch) {
     throw InvalidArgument(
         "TPUStrategy needs inputs of static shape, but the dataset's batch dimension is not "
-        "static (a last batch may be partial): batch with drop_remainder=true, e.g. "
+        "static: a last batch may be partial, or a stage after the batching (such as interleave "
+        "or flat_map, which cannot see into the datasets they make) hides the batches' size. "
+        "Batch with drop_remainder=true after such stages, e.g. "
         "dataset.batch(batch_size, /*drop_remainder=*/true)");
   }
   const int cores = num_replicas_in_sync();

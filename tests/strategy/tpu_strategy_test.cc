@@ -186,6 +186,12 @@ TEST(TPUStrategyTest, RefusesADatasetWithoutStaticBatchDimension) {
       [&] { strategy.experimental_distribute_dataset(Dataset::range(10).batch(4)); });
   EXPECT_NE(message.find("drop_remainder=true"), std::string::npos) << message;
   EXPECT_NE(message.find("static"), std::string::npos) << message;
+  // Full batches whose size an interleave hides get a message that says so.
+  const std::string hidden = invalid_argument_message([&] {
+    strategy.experimental_distribute_dataset(Dataset::range(2).interleave(
+        [](const Tensor&) { return Dataset::range(8).batch(4, true); }));
+  });
+  EXPECT_NE(hidden.find("interleave"), std::string::npos) << hidden;
   EXPECT_THROW(strategy.experimental_distribute_dataset(Dataset::range(10)), InvalidArgument);
   EXPECT_THROW(strategy.distribute_datasets_from_function(
                    [](const InputContext&) { return Dataset::range(10).batch(2); }),
