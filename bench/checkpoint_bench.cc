@@ -1,7 +1,7 @@
 // Google Benchmark of restoring a checkpoint as large as tpu-guide-cnn's (462 MB: its weights and
 // Adam's two slots), from the page cache, side by side with the copies that bound it: reading the
 // file's bytes into a fresh string (what a restore cost before it mapped the file) and into one
-// buffer reused across reads (a copy out of the page cache, as `cat` does). Arguments: megabytes.
+// buffer reused across reads (a copy out of the page cache, as `cat` does).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 

@@ -4,10 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "sluice/core/errors.h"
 #include "sluice/dataset/dataset.h"
+#include "sluice/dataset/idx_dataset.h"
 #include "sluice/formats/example_values.h"
 #include "sluice/formats/png.h"
 #include "sluice/formats/tfrecord_writer.h"
@@ -190,6 +196,52 @@ TEST_F(TrainDataTest, ClassSortedRecordsAreShuffledAcrossTheWholeSet) {
   std::vector<int> counts(3);
   for (const auto& [label, pixel] : second) ++counts[static_cast<size_t>(label)];
   EXPECT_EQ(counts, (std::vector<int>{20, 20, 20}));
+}
+
+// An image and its label as bytes: the label, then the pixels. From float images, each pixel is
+// taken back from its value in [0, 1] (255 steps).
+std::vector<std::string> fashion_keys(const Dataset& examples) {
+  std::vector<std::string> keys;
+  for (const Element& e : examples) {
+    const Tensor& pixels = e["image"];
+    std::string key(1, static_cast<char>(e["label"].item<int64_t>()));
+    key.append(reinterpret_cast<const char*>(pixels.data<uint8_t>()),
+               static_cast<size_t>(pixels.num_elements()));
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+std::vector<std::string> fashion_keys(const InputFn& batches) {
+  std::vector<std::string> keys;
+  for (const Element& batch : batches()) {
+    const Tensor& images = batch["image"];
+    EXPECT_EQ(images.dtype(), DType::kFloat32);
+    for (int64_t i = 0; i < images.dim(0); ++i) {
+      std::string key(1, static_cast<char>(batch["label"].values<int64_t>()[i]));
+      for (const float v : images.select(i).values<float>()) {
+        key.push_back(static_cast<char>(std::lround(v * 255.0f)));
+      }
+      keys.push_back(std::move(key));
+    }
+  }
+  return keys;
+}
+
+TEST(FashionMnistDataTest, BatchesHoldEveryImageOnceAsItsPixelsOver255) {
+  if (!std::filesystem::exists(std::string(kFashionMnistDir) + "/train-labels-idx1-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  // Batches of 128: both splits end with a partial batch (96 and 16 images).
+  const TrainData data = open_train_data("fashion-mnist", {.batch = 128});
+  // The test split in its files' order, the training split shuffled: each image exactly once,
+  // with its own label and pixels.
+  EXPECT_EQ(fashion_keys(data.test), fashion_keys(fashion_mnist("test")));
+  std::vector<std::string> trained = fashion_keys(data.train(3));
+  std::vector<std::string> files = fashion_keys(fashion_mnist("train"));
+  EXPECT_NE(trained, files);
+  std::ranges::sort(trained);
+  std::ranges::sort(files);
+  EXPECT_EQ(trained, files);
 }
 
 }  // namespace
