@@ -132,6 +132,7 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
   } forget{training_input_};
   Sequential& model = spec_.model;
   ReplicatedModel& replicas = replicas_for(train_replicas_, train_strategy());
+  spec_.optimizer->build(model.trainable_parameters());
   int64_t steps_run = 0;
   double last_loss = 0;
   std::vector<SessionRunArgs> args(all.size());

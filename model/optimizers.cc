@@ -182,6 +182,15 @@ void Optimizer::apply_gradients(const std::vector<Parameter*>& parameters,
   ++iterations_;
 }
 
+void Optimizer::build(const std::vector<Parameter*>& parameters) {
+  for (const Parameter* p : parameters) {
+    if (!p->trainable || p->path.empty()) continue;
+    for (const std::string& slot : slot_names()) {
+      slots_.try_emplace(str_cat(p->path, "/", slot), DType::kFloat32, p->value.shape());
+    }
+  }
+}
+
 std::map<std::string, Tensor> Optimizer::state() const {
   std::map<std::string, Tensor> out;
   out.emplace("iterations", Tensor::scalar<int64_t>(iterations_));

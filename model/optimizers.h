@@ -79,6 +79,10 @@ class Optimizer {
   void apply_gradients(const std::vector<Parameter*>& parameters, const SliceCallbacks& callbacks,
                        const std::vector<ElementRange>& ranges);
 
+  // Makes the slots the parameters lack, zeroed, as the first update would (Keras' build): a
+  // training loop calls it before its first step, so that step does not pay for the memory.
+  void build(const std::vector<Parameter*>& parameters);
+
   int64_t iterations() const { return iterations_; }
   // The rate the next update will use.
   float current_learning_rate() const { return learning_rate_.at(iterations_); }

@@ -45,6 +45,37 @@ TEST(OptimizersTest, AdamKerasStep) {
   EXPECT_EQ(restored.iterations(), 2);
 }
 
+// build() makes the slots the first update would, zeroed and ahead of it, so that update is the
+// same; it skips parameters that do not train and keeps the slots a state restored.
+TEST(OptimizersTest, BuildMakesTheFirstUpdatesSlotsAhead) {
+  Parameter p = scalar_parameter(0.5f, 1);
+  Parameter frozen = scalar_parameter(0.5f, 1);
+  frozen.path = "frozen/w";
+  frozen.trainable = false;
+  Adam built;
+  built.build({&p, &frozen});
+  auto state = built.state();
+  EXPECT_EQ(state.size(), 3u);  // iterations, layer/w/m, layer/w/v
+  EXPECT_EQ(state.at("layer/w/m").data<float>()[0], 0.0f);
+  EXPECT_EQ(state.at("layer/w/v").data<float>()[0], 0.0f);
+  EXPECT_EQ(built.iterations(), 0);
+
+  Parameter q = scalar_parameter(0.5f, 1);
+  Adam lazy;
+  built.apply_gradients({&p});
+  lazy.apply_gradients({&q});
+  EXPECT_EQ(p.value.data<float>()[0], q.value.data<float>()[0]);
+  EXPECT_EQ(built.state().at("layer/w/v").data<float>()[0],
+            lazy.state().at("layer/w/v").data<float>()[0]);
+
+  Adam restored;
+  restored.load_state(lazy.state());
+  restored.build({&q});
+  EXPECT_EQ(restored.state().at("layer/w/m").data<float>()[0],
+            lazy.state().at("layer/w/m").data<float>()[0]);
+  EXPECT_NE(restored.state().at("layer/w/m").data<float>()[0], 0.0f);
+}
+
 // Updating two ranges that together cover a parameter, one after the other, equals the whole
 // update: the same values, slots and callbacks' slices; a range's outside stays untouched, and a
 // range that cuts a slice is refused before anything changes.
