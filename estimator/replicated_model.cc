@@ -76,9 +76,9 @@ std::vector<Tensor> copies(const std::vector<Tensor*>& tensors) {
 }  // namespace
 
 // Finishes replica 0's trainable gradients slice by slice (Optimizer::kSliceElements, possibly
-// concurrently): finish_gradient with the other replicas' gradients unless already summed. Keeps
-// one regularization partial per slice, so that the loss adds up in a fixed order whatever the
-// threads did.
+// concurrently): the sum over workers a reduce-scatter left, then finish_gradient with the other
+// replicas' gradients unless already summed. Keeps one regularization partial per slice, so that
+// the loss adds up in a fixed order whatever the threads did.
 class ReplicatedModel::GradientFinisher {
  public:
   GradientFinisher(const std::vector<Sequential*>& models, bool sum_replicas)
@@ -103,8 +103,19 @@ class ReplicatedModel::GradientFinisher {
 
   const std::vector<Parameter*>& parameters() const { return primary_; }
 
+  // Each slice of shares[i] sums parts[i] first, unless empty (reduce_scatter_across_workers).
+  void sum_workers(const std::vector<WorkerParts<float>>& parts,
+                   const std::vector<ElementRange>& shares) {
+    worker_parts_ = &parts;
+    shares_ = &shares;
+  }
+
   void operator()(size_t i, int64_t begin, int64_t end) {
     Parameter& p = *primary_[i];
+    if (worker_parts_ && !(*worker_parts_)[i].empty()) {
+      add_in_worker_order(p.gradient.data<float>() + begin, (*worker_parts_)[i],
+                          begin - (*shares_)[i].begin, end - begin);
+    }
     std::vector<const float*> others;
     for (const std::vector<Parameter*>& replica : others_) {
       others.push_back(std::as_const(replica[i]->gradient).data<float>() + begin);
@@ -172,6 +183,8 @@ class ReplicatedModel::GradientFinisher {
   std::vector<int64_t> first_slice_;  // Per parameter: its first entry in partials_; then the end.
   std::vector<double> partials_;
   std::vector<Parameter*> frozen_;
+  const std::vector<WorkerParts<float>>* worker_parts_ = nullptr;
+  const std::vector<ElementRange>* shares_ = nullptr;
 };
 
 ReplicatedModel::ReplicatedModel(Strategy& strategy, Sequential& primary,
@@ -294,7 +307,7 @@ ReplicatedModel::StepResult ReplicatedModel::train_step(
       replicas_summed_ = true;
     }
     if (gradients_sharded_) {
-      strategy_.reduce_scatter_across_workers(gradients_of(*models_[0]));
+      worker_parts_ = strategy_.reduce_scatter_across_workers(gradients_of(*models_[0]));
     } else {
       strategy_.all_reduce_across_workers(gradients_of(*models_[0]));
     }
@@ -353,7 +366,10 @@ double ReplicatedModel::apply_gradients(Optimizer& optimizer) {
     const int64_t n = p->value.num_elements();
     shares.push_back(gradients_sharded_ ? strategy_.worker_share(n) : ElementRange{0, n});
   }
+  if (gradients_sharded_) finisher.sum_workers(worker_parts_, shares);
   Optimizer::SliceCallbacks callbacks;
+  // A sharded step's regularization is never finished before (finish_gradients refuses it), so
+  // its sums over workers are always made here.
   if (!finished_regularization_) callbacks.prepare = std::ref(finisher);
   callbacks.updated = copy_to_others;
   strategy_.execute([&] { optimizer.apply_gradients(primary, callbacks, shares); });

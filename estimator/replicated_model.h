@@ -43,6 +43,7 @@
 #include "sluice/model/metrics.h"
 #include "sluice/model/optimizers.h"
 #include "sluice/model/sequential.h"
+#include "sluice/strategy/worker_parts.h"
 
 namespace sluice {
 
@@ -129,6 +130,9 @@ class ReplicatedModel {
   bool shard_next_update_ = false;        // Likewise: every worker agreed to shard its update.
   bool gradients_sharded_ = false;        // Since the last train_step: its update is sharded.
   bool optimizer_state_sharded_ = false;  // Slots current in this worker's share only.
+  // After a sharded train_step, where the workers' values of this worker's shares are: its update
+  // adds them up.
+  std::vector<WorkerParts<float>> worker_parts_;
   // Since the last train_step: whether replica 0's gradients hold the sum over replicas, and
   // whether they are final (summed and regularized, by finish_gradients) with this loss.
   bool replicas_summed_ = true;

@@ -18,6 +18,8 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/core/tensor.h"
+#include "sluice/strategy/worker_parts.h"
 
 namespace sluice {
 namespace {
@@ -79,7 +81,12 @@ struct MultiWorkerMirroredStrategy::Comm {
   // Scratch kept between collectives: gradients of a large model are hundreds of MB, and fresh
   // buffers every step would cost page faults comparable to the transfer itself.
   std::vector<float> packed;
-  std::vector<char> part_bytes;
+  // The other workers' parts of my chunk, as bytes: left uninitialised, and on huge pages from
+  // 2 MiB on, since a first fill of hundreds of MB in 4 KiB pages costs more than a step. `parts`
+  // serves the sums made at once; `scattered` holds those a reduce-scatter leaves to its caller,
+  // until the next one.
+  Tensor parts;
+  Tensor scattered;
 
   void check(int rc, const char* call) {
     if (rc == MPI_SUCCESS) return;
@@ -205,37 +212,35 @@ struct MultiWorkerMirroredStrategy::Comm {
   template <class T>
   void scatter_sum(T* data, const Chunks& cut, MPI_Datatype type, double timeout,
                    std::string_view what, int phase) {
-    const int64_t mine = cut.begin(rank), my_length = cut.length(rank);
-    // Grown, never shrunk: a step sums its small tensors before its large ones, and a vector
-    // shrunk for them would zero hundreds of MB again when growing back.
-    const size_t part_size = static_cast<size_t>(size * my_length) * sizeof(T);
-    if (part_bytes.size() < part_size) part_bytes.resize(part_size);
-    const auto part = [&](int r) {
-      return reinterpret_cast<T*>(part_bytes.data()) + r * my_length;
-    };
+    // Grown, never shrunk: a step sums its small tensors before its large ones, and a buffer
+    // shrunk for them would fault hundreds of MB in again when growing back.
+    const int64_t bytes = (size - 1) * cut.length(rank) * static_cast<int64_t>(sizeof(T));
+    if (static_cast<int64_t>(parts.byte_size()) < bytes) {
+      parts = Tensor::uninitialized(DType::kUInt8, Shape{bytes});
+    }
+    const WorkerParts<T> mine =
+        scatter(data, static_cast<T*>(parts.raw_data()), cut, type, timeout, what, phase);
+    add_in_worker_order(data + cut.begin(rank), mine, 0, cut.length(rank));
+  }
+
+  // The exchange of scatter_sum(), without the sum: the other workers' values of my chunk into
+  // `into` ((size - 1) × my chunk's length), mine of theirs out. Returns where each worker's
+  // values of my chunk are, mine standing as null.
+  template <class T>
+  WorkerParts<T> scatter(T* data, T* into, const Chunks& cut, MPI_Datatype type, double timeout,
+                         std::string_view what, int phase) {
+    const int64_t my_length = cut.length(rank);
+    WorkerParts<T> mine(static_cast<size_t>(size), nullptr);
     Requests requests;
-    // The other workers' parts of my chunk in, my parts of theirs out.
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
-      post(requests, false, part(r), my_length, type, r, phase);
+      T* part = into + (r < rank ? r : r - 1) * my_length;
+      mine[static_cast<size_t>(r)] = part;
+      post(requests, false, part, my_length, type, r, phase);
       post(requests, true, data + cut.begin(r), cut.length(r), type, r, phase);
     }
     wait_all(requests, timeout, what);
-    // The sum in worker order, my own values standing for my part, a block at a time through a
-    // buffer (my values are a source and the destination) in loops the compiler vectorises.
-    std::vector<const T*> sources(static_cast<size_t>(size));
-    for (int r = 0; r < size; ++r) sources[r] = r == rank ? data + mine : part(r);
-    constexpr int64_t kBlock = 1024;
-    T block[kBlock];
-    for (int64_t b = 0; b < my_length; b += kBlock) {
-      const int64_t n = std::min(kBlock, my_length - b);
-      std::copy(sources[0] + b, sources[0] + b + n, block);
-      for (int r = 1; r < size; ++r) {
-        const T* source = sources[r] + b;
-        for (int64_t j = 0; j < n; ++j) block[j] += source[j];
-      }
-      std::copy(block, block + n, data + mine + b);
-    }
+    return mine;
   }
 
   // The second half of sum(), as `phase` of the current collective: my chunk of `data` to
@@ -329,10 +334,8 @@ void check_float32(const std::vector<Tensor*>& tensors, std::string_view what) {
 
 }  // namespace
 
-void MultiWorkerMirroredStrategy::sum(const std::vector<Tensor*>& tensors, bool whole,
-                                      std::string_view what) {
-  if (num_workers() == 1) return;
-  check_float32(tensors, what);
+void MultiWorkerMirroredStrategy::sum_undivided(const std::vector<Tensor*>& tensors,
+                                                std::string_view what) {
   int64_t total = 0;
   for (const Tensor* t : tensors) total += t->num_elements();
   std::vector<float>& packed = comm_->packed;
@@ -342,35 +345,57 @@ void MultiWorkerMirroredStrategy::sum(const std::vector<Tensor*>& tensors, bool 
     const float* v = t->data<float>();
     packed.insert(packed.end(), v, v + t->num_elements());
   }
-  if (!packed.empty() || total == 0) {
-    comm_->sum(packed.data(), comm_->chunks(static_cast<int64_t>(packed.size()), 1, what),
-               MPI_FLOAT, timeout_seconds_, what);
-  }
+  // With nothing at all to sum, still one collective, so every worker counts it.
+  if (packed.empty() && total > 0) return;
+  comm_->sum(packed.data(), comm_->chunks(static_cast<int64_t>(packed.size()), 1, what), MPI_FLOAT,
+             timeout_seconds_, what);
   int64_t offset = 0;
   for (Tensor* t : tensors) {
-    float* v = t->data<float>();
-    if (!divided(t->num_elements())) {
-      std::memcpy(v, packed.data() + offset, t->byte_size());
-      offset += t->num_elements();
-      continue;
-    }
-    const Comm::Chunks cut = comm_->shares(t->num_elements(), what);
-    if (whole) {
-      comm_->sum(v, cut, MPI_FLOAT, timeout_seconds_, what);
-    } else {
-      comm_->next_collective();
-      comm_->scatter_sum(v, cut, MPI_FLOAT, timeout_seconds_, what, 0);
-    }
+    if (divided(t->num_elements())) continue;
+    std::memcpy(t->data<float>(), packed.data() + offset, t->byte_size());
+    offset += t->num_elements();
   }
 }
 
 void MultiWorkerMirroredStrategy::all_reduce_across_workers(const std::vector<Tensor*>& tensors) {
-  sum(tensors, /*whole=*/true, "all_reduce_across_workers");
+  if (num_workers() == 1) return;
+  constexpr std::string_view kWhat = "all_reduce_across_workers";
+  check_float32(tensors, kWhat);
+  sum_undivided(tensors, kWhat);
+  for (Tensor* t : tensors) {
+    if (!divided(t->num_elements())) continue;
+    comm_->sum(t->data<float>(), comm_->shares(t->num_elements(), kWhat), MPI_FLOAT,
+               timeout_seconds_, kWhat);
+  }
 }
 
-void MultiWorkerMirroredStrategy::reduce_scatter_across_workers(
+std::vector<WorkerParts<float>> MultiWorkerMirroredStrategy::reduce_scatter_across_workers(
     const std::vector<Tensor*>& tensors) {
-  sum(tensors, /*whole=*/false, "reduce_scatter_across_workers");
+  std::vector<WorkerParts<float>> parts(tensors.size());
+  if (num_workers() == 1) return parts;
+  constexpr std::string_view kWhat = "reduce_scatter_across_workers";
+  check_float32(tensors, kWhat);
+  sum_undivided(tensors, kWhat);
+  // Room for every divided tensor's parts at once: they are read after the last has arrived.
+  int64_t floats = 0;
+  for (const Tensor* t : tensors) {
+    if (!divided(t->num_elements())) continue;
+    floats += (num_workers() - 1) * comm_->shares(t->num_elements(), kWhat).length(worker_index());
+  }
+  const int64_t bytes = floats * static_cast<int64_t>(sizeof(float));
+  if (static_cast<int64_t>(comm_->scattered.byte_size()) < bytes) {
+    comm_->scattered = Tensor::uninitialized(DType::kUInt8, Shape{bytes});
+  }
+  float* into = static_cast<float*>(comm_->scattered.raw_data());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Tensor& t = *tensors[i];
+    if (!divided(t.num_elements())) continue;
+    const Comm::Chunks cut = comm_->shares(t.num_elements(), kWhat);
+    comm_->next_collective();
+    parts[i] = comm_->scatter(t.data<float>(), into, cut, MPI_FLOAT, timeout_seconds_, kWhat, 0);
+    into += (num_workers() - 1) * cut.length(worker_index());
+  }
+  return parts;
 }
 
 void MultiWorkerMirroredStrategy::all_gather_across_workers(const std::vector<Tensor*>& tensors) {

@@ -41,14 +41,15 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   void all_reduce_across_workers(const std::vector<Tensor*>& tensors) override;
   void all_reduce_across_workers(std::vector<double>& values) override;
   void broadcast_from_chief(const std::vector<Tensor*>& tensors) override;
-  void reduce_scatter_across_workers(const std::vector<Tensor*>& tensors) override;
+  std::vector<WorkerParts<float>> reduce_scatter_across_workers(
+      const std::vector<Tensor*>& tensors) override;
   void all_gather_across_workers(const std::vector<Tensor*>& tensors) override;
   ElementRange worker_share(int64_t elements) const override;
 
  private:
   struct Comm;
-  // The all-reduce of `tensors`, or only its reduce-scatter half unless `whole`.
-  void sum(const std::vector<Tensor*>& tensors, bool whole, std::string_view what);
+  // The sums of the tensors too small to be divided into shares, packed into one all-reduce.
+  void sum_undivided(const std::vector<Tensor*>& tensors, std::string_view what);
   std::unique_ptr<Comm> comm_;
   double timeout_seconds_;
 };

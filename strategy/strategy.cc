@@ -326,7 +326,10 @@ void Strategy::set_cluster(int num_workers, int worker_index) {
 void Strategy::all_reduce_across_workers(const std::vector<Tensor*>&) {}
 void Strategy::all_reduce_across_workers(std::vector<double>&) {}
 void Strategy::broadcast_from_chief(const std::vector<Tensor*>&) {}
-void Strategy::reduce_scatter_across_workers(const std::vector<Tensor*>&) {}
+std::vector<WorkerParts<float>> Strategy::reduce_scatter_across_workers(
+    const std::vector<Tensor*>& tensors) {
+  return std::vector<WorkerParts<float>>(tensors.size());
+}
 void Strategy::all_gather_across_workers(const std::vector<Tensor*>&) {}
 ElementRange Strategy::worker_share(int64_t elements) const { return {0, elements}; }
 

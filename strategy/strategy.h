@@ -25,6 +25,7 @@
 #include "sluice/strategy/distributed_dataset.h"
 #include "sluice/strategy/input_context.h"
 #include "sluice/strategy/replica_context.h"
+#include "sluice/strategy/worker_parts.h"
 
 namespace sluice {
 
@@ -67,14 +68,19 @@ class Strategy {
   // each makes alone, such as one by its own process's clock. A collective like the others.
   bool on_any_worker(bool mine);
   // all_reduce_across_workers in two halves, for an update that each worker applies to its own
-  // share of the weights. reduce_scatter_across_workers sums float32 tensors as the all-reduce
-  // does, but leaves each worker the sums of only its worker_share of each tensor (the rest keeps
-  // its own values); all_gather_across_workers copies each worker's share of each tensor to every
-  // other worker. Shares are whole blocks of kShareAlignment elements (the last one shorter), so
-  // that a share is whole slices of an Optimizer's update; a tensor too small to be worth
-  // dividing is every worker's whole share. Errors as all_reduce_across_workers.
+  // share of the weights. reduce_scatter_across_workers brings each worker every worker's values
+  // of its worker_share of each float32 tensor, and leaves their sum to the caller: parts[i] holds
+  // where they are (worker_parts.h), until the next reduce_scatter_across_workers, to be added up
+  // with add_in_worker_order slice by slice right before the update reads them, while in cache,
+  // as the all-reduce would have added them. A tensor too small to be worth dividing is every
+  // worker's whole share: it is summed whole, and its parts[i] is empty, as every tensor's is
+  // with one worker. all_gather_across_workers copies each worker's share of each tensor to
+  // every other worker. Shares are whole blocks of kShareAlignment elements (the last one
+  // shorter), so that a share is whole slices of an Optimizer's update. Errors as
+  // all_reduce_across_workers.
   static constexpr int64_t kShareAlignment = int64_t{1} << 14;
-  virtual void reduce_scatter_across_workers(const std::vector<Tensor*>& tensors);
+  virtual std::vector<WorkerParts<float>> reduce_scatter_across_workers(
+      const std::vector<Tensor*>& tensors);
   virtual void all_gather_across_workers(const std::vector<Tensor*>& tensors);
   virtual ElementRange worker_share(int64_t elements) const;
   // The thread budget this strategy's work runs on.

@@ -440,6 +440,25 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
             (std::vector<std::string>{"readable", "readable"}));
 }
 
+// With three workers, the order of each element's additions matters: the update that adds up
+// what the reduce-scatter brought must add in worker order, as the all-reduce does.
+TEST(MultiWorkerTest, ThreeWorkersShardedUpdateEqualsTheWholeUpdateBitForBit) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
+  const JobResult r = run(mpirun(3, std::string(SLUICE_MULTI_WORKER_PROBE) + " update"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const std::string label : {"", "two_replicas_"}) {
+    const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
+    ASSERT_EQ(sharded.size(), 3u) << r.output;
+    EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), 3) << sharded[0];
+    EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
+    for (const std::string step : {"2", "4"}) {
+      EXPECT_EQ(values(r.output, label + "checkpoint_" + step),
+                (std::vector<std::string>{"15 tensors, 0 differing"}))
+          << label << r.output;
+    }
+  }
+}
+
 // Hooks that decide differently on different workers still act on every worker at one step. A
 // saver by seconds whose clock runs ahead on worker 0 makes both workers save there (each takes
 // part in a save, and the update is sharded), and a stop that worker 0 alone requests ends both
