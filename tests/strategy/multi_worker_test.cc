@@ -407,55 +407,44 @@ TEST(MultiWorkerTest, ShardedEvaluationEqualsOneProcessEvaluation) {
   }
 }
 
-// Each worker updating only its share of a large kernel and gathering the others' gives what
-// every worker updating all of it gives, bit for bit: the losses (with the L2 penalty summed over
-// the shares), the weights and Adam's slots of every checkpoint, mid-training and final, with one
-// and with two replicas per worker (whose copies of the weights stay equal). The update is
-// sharded only when every worker allows it.
+// Each of two or three workers updating only its share of a large kernel and gathering the
+// others' gives what every worker updating all of it gives, bit for bit: the losses (with the L2
+// penalty summed over the shares), the weights and Adam's slots of every checkpoint, mid-training
+// and final, with one and with two replicas per worker (whose copies of the weights stay equal).
+// The update is sharded only when every worker allows it.
 TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
-  const JobResult r = run(mpirun(2, std::string(SLUICE_MULTI_WORKER_PROBE) + " update"));
-  ASSERT_EQ(r.status, 0) << r.output;
-  for (const std::string label : {"", "two_replicas_"}) {
-    const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
-    ASSERT_EQ(sharded.size(), 2u) << r.output;
-    EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), 4) << sharded[0];
-    EXPECT_EQ(sharded[1], sharded[0]);
-    EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
-    const std::string replicas = label.empty() ? "1, 0 differing" : "2, 0 differing";
-    for (const std::string run : {"sharded", "whole"}) {
-      EXPECT_EQ(values(r.output, label + run + "_replicas"),
-                (std::vector<std::string>{replicas, replicas}))
-          << label << run;
+  // With three workers the order of each element's additions matters as well: the update that
+  // adds up what the reduce-scatter brought must add in worker order, as the all-reduce does.
+  for (const int processes : {2, 3}) {
+    const JobResult r = run(mpirun(processes, std::string(SLUICE_MULTI_WORKER_PROBE) + " update"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto on_every_worker = [&](const std::string& value) {
+      return std::vector<std::string>(static_cast<size_t>(processes), value);
+    };
+    // Three workers' shares of the input end after 4 steps.
+    const int steps = processes == 2 ? 5 : 4;
+    std::vector<std::string> checkpoints{"2", "4"};
+    if (steps == 5) checkpoints.push_back("5");
+    for (const std::string label : {"", "two_replicas_"}) {
+      const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
+      ASSERT_EQ(sharded.size(), static_cast<size_t>(processes)) << r.output;
+      EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), steps - 1) << sharded[0];
+      EXPECT_EQ(sharded, on_every_worker(sharded[0]));
+      EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
+      const std::string replicas = label.empty() ? "1, 0 differing" : "2, 0 differing";
+      for (const std::string run : {"sharded", "whole"}) {
+        EXPECT_EQ(values(r.output, label + run + "_replicas"), on_every_worker(replicas))
+            << label << run;
+      }
+      for (const std::string& step : checkpoints) {
+        EXPECT_EQ(values(r.output, label + "checkpoint_" + step),
+                  (std::vector<std::string>{"15 tensors, 0 differing"}))
+            << label << r.output;
+      }
     }
-    for (const std::string step : {"2", "4", "5"}) {
-      EXPECT_EQ(values(r.output, label + "checkpoint_" + step),
-                (std::vector<std::string>{"15 tensors, 0 differing"}))
-          << label << r.output;
-    }
-  }
-  EXPECT_EQ(values(r.output, "gradients_when_worker_1_allows"),
-            (std::vector<std::string>{"refused", "refused"}));
-  EXPECT_EQ(values(r.output, "gradients_when_worker_1_refuses"),
-            (std::vector<std::string>{"readable", "readable"}));
-}
-
-// With three workers, the order of each element's additions matters: the update that adds up
-// what the reduce-scatter brought must add in worker order, as the all-reduce does.
-TEST(MultiWorkerTest, ThreeWorkersShardedUpdateEqualsTheWholeUpdateBitForBit) {
-  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
-  const JobResult r = run(mpirun(3, std::string(SLUICE_MULTI_WORKER_PROBE) + " update"));
-  ASSERT_EQ(r.status, 0) << r.output;
-  for (const std::string label : {"", "two_replicas_"}) {
-    const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
-    ASSERT_EQ(sharded.size(), 3u) << r.output;
-    EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), 3) << sharded[0];
-    EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
-    for (const std::string step : {"2", "4"}) {
-      EXPECT_EQ(values(r.output, label + "checkpoint_" + step),
-                (std::vector<std::string>{"15 tensors, 0 differing"}))
-          << label << r.output;
-    }
+    EXPECT_EQ(values(r.output, "gradients_when_worker_1_allows"), on_every_worker("refused"));
+    EXPECT_EQ(values(r.output, "gradients_when_worker_1_refuses"), on_every_worker("readable"));
   }
 }
 
