@@ -432,16 +432,18 @@ void MultiWorkerMirroredStrategy::broadcast_from_chief(const std::vector<Tensor*
     }
     total += static_cast<int64_t>(t->byte_size());
   }
-  std::vector<char> packed(static_cast<size_t>(total));
+  // Not zeroed, and on huge pages: a model's weights are hundreds of MB.
+  Tensor packed = Tensor::uninitialized(DType::kUInt8, Shape{total});
+  char* bytes = static_cast<char*>(packed.raw_data());
   int64_t offset = 0;
   for (const Tensor* t : tensors) {
-    std::memcpy(packed.data() + offset, t->raw_data(), t->byte_size());
+    std::memcpy(bytes + offset, t->raw_data(), t->byte_size());
     offset += static_cast<int64_t>(t->byte_size());
   }
-  comm_->broadcast(packed.data(), total, timeout_seconds_);
+  comm_->broadcast(bytes, total, timeout_seconds_);
   offset = 0;
   for (Tensor* t : tensors) {
-    std::memcpy(t->raw_data(), packed.data() + offset, t->byte_size());
+    std::memcpy(t->raw_data(), bytes + offset, t->byte_size());
     offset += static_cast<int64_t>(t->byte_size());
   }
 }
