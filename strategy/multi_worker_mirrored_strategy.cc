@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -87,6 +88,16 @@ struct MultiWorkerMirroredStrategy::Comm {
   // until the next one.
   Tensor parts;
   Tensor scattered;
+
+  // `scratch` with room for `bytes`, grown and never shrunk: a step sums its small tensors before
+  // its large ones, and a buffer shrunk for them would fault hundreds of MB in again when growing
+  // back.
+  static void* room(Tensor& scratch, int64_t bytes) {
+    if (static_cast<int64_t>(scratch.byte_size()) < bytes) {
+      scratch = Tensor::uninitialized(DType::kUInt8, Shape{bytes});
+    }
+    return scratch.raw_data();
+  }
 
   void check(int rc, const char* call) {
     if (rc == MPI_SUCCESS) return;
@@ -212,14 +223,8 @@ struct MultiWorkerMirroredStrategy::Comm {
   template <class T>
   void scatter_sum(T* data, const Chunks& cut, MPI_Datatype type, double timeout,
                    std::string_view what, int phase) {
-    // Grown, never shrunk: a step sums its small tensors before its large ones, and a buffer
-    // shrunk for them would fault hundreds of MB in again when growing back.
-    const int64_t bytes = (size - 1) * cut.length(rank) * static_cast<int64_t>(sizeof(T));
-    if (static_cast<int64_t>(parts.byte_size()) < bytes) {
-      parts = Tensor::uninitialized(DType::kUInt8, Shape{bytes});
-    }
-    const WorkerParts<T> mine =
-        scatter(data, static_cast<T*>(parts.raw_data()), cut, type, timeout, what, phase);
+    T* into = static_cast<T*>(room(parts, (size - 1) * cut.length(rank) * int64_t{sizeof(T)}));
+    const WorkerParts<T> mine = scatter(data, into, cut, type, timeout, what, phase);
     add_in_worker_order(data + cut.begin(rank), mine, 0, cut.length(rank));
   }
 
@@ -377,23 +382,20 @@ std::vector<WorkerParts<float>> MultiWorkerMirroredStrategy::reduce_scatter_acro
   check_float32(tensors, kWhat);
   sum_undivided(tensors, kWhat);
   // Room for every divided tensor's parts at once: they are read after the last has arrived.
+  std::vector<std::optional<Comm::Chunks>> cuts(tensors.size());
   int64_t floats = 0;
-  for (const Tensor* t : tensors) {
-    if (!divided(t->num_elements())) continue;
-    floats += (num_workers() - 1) * comm_->shares(t->num_elements(), kWhat).length(worker_index());
-  }
-  const int64_t bytes = floats * static_cast<int64_t>(sizeof(float));
-  if (static_cast<int64_t>(comm_->scattered.byte_size()) < bytes) {
-    comm_->scattered = Tensor::uninitialized(DType::kUInt8, Shape{bytes});
-  }
-  float* into = static_cast<float*>(comm_->scattered.raw_data());
   for (size_t i = 0; i < tensors.size(); ++i) {
-    Tensor& t = *tensors[i];
-    if (!divided(t.num_elements())) continue;
-    const Comm::Chunks cut = comm_->shares(t.num_elements(), kWhat);
+    if (!divided(tensors[i]->num_elements())) continue;
+    cuts[i] = comm_->shares(tensors[i]->num_elements(), kWhat);
+    floats += (num_workers() - 1) * cuts[i]->length(worker_index());
+  }
+  auto* into = static_cast<float*>(Comm::room(comm_->scattered, floats * int64_t{sizeof(float)}));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!cuts[i]) continue;
     comm_->next_collective();
-    parts[i] = comm_->scatter(t.data<float>(), into, cut, MPI_FLOAT, timeout_seconds_, kWhat, 0);
-    into += (num_workers() - 1) * cut.length(worker_index());
+    parts[i] = comm_->scatter(tensors[i]->data<float>(), into, *cuts[i], MPI_FLOAT,
+                              timeout_seconds_, kWhat, 0);
+    into += (num_workers() - 1) * cuts[i]->length(worker_index());
   }
   return parts;
 }

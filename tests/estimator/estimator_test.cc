@@ -61,6 +61,36 @@ TEST_F(EstimatorTest, StopRequestLetsEveryHookSeeTheStepThenEndsInListOrder) {
   EXPECT_EQ(est.global_step(), 3);
 }
 
+// Counts the optimizer's slots when the first step begins.
+class SlotsAtFirstStep final : public SessionRunHook {
+ public:
+  explicit SlotsAtFirstStep(Optimizer& optimizer) : optimizer_(optimizer) {}
+  SessionRunArgs before_run(SessionRunContext&) override {
+    if (slots < 0) slots = static_cast<int>(optimizer_.slot_tensors().size());
+    return {};
+  }
+  int slots = -1;
+
+ private:
+  Optimizer& optimizer_;
+};
+
+// The optimizer's slots are made before the first step, as Keras builds its optimizer before
+// fit's loop, so that step does not pay for their memory; model.ckpt-0, written before them, holds
+// only the optimizer's iterations.
+TEST_F(EstimatorTest, TheOptimizersSlotsExistBeforeTheFirstStep) {
+  ModelSpec spec = tiny_spec();
+  SlotsAtFirstStep hook(*spec.optimizer);
+  Estimator est(std::move(spec), config());
+  est.train(separable_input(64, 16), {&hook}, /*steps=*/1);
+  EXPECT_EQ(hook.slots, 2);  // The Dense layer's kernel and bias, each one momentum.
+  int optimizer_tensors = 0;
+  for (const auto& [key, tensor] : read_checkpoint_file(dir_ + "/model.ckpt-0")) {
+    optimizer_tensors += key.rfind("optimizer/", 0) == 0;
+  }
+  EXPECT_EQ(optimizer_tensors, 1);
+}
+
 TEST_F(EstimatorTest, EndOfInputStopsWithoutAfterRunAndStillEnds) {
   Estimator est(tiny_spec(), config());
   std::vector<std::string> log;

@@ -16,13 +16,18 @@
 //   agree                training whose hooks decide differently on different workers: a saver
 //                        by seconds whose clock runs ahead on worker 0 only, and a stop that
 //                        worker 0 alone requests. Each worker prints its saves and last step.
+//                        Then training again, with an input worker 1 makes 0.3 s late: each
+//                        worker prints when its first step began, worker 1 when its input was
+//                        ready.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -312,6 +317,19 @@ class OneWorkersHook final : public SessionRunHook {
   int64_t stop_step_;
 };
 
+// The time its first step began, by the clock every process on the machine shares.
+class FirstStepClock final : public SessionRunHook {
+ public:
+  SessionRunArgs before_run(SessionRunContext&) override {
+    if (!started_) started_ = std::chrono::steady_clock::now().time_since_epoch().count();
+    return {};
+  }
+  int64_t started() const { return started_.value_or(-1); }
+
+ private:
+  std::optional<int64_t> started_;
+};
+
 void agree(const std::shared_ptr<Strategy>& strategy) {
   const int workers = strategy->num_workers();
   const int index = strategy->worker_index();
@@ -337,6 +355,28 @@ void agree(const std::shared_ptr<Strategy>& strategy) {
   run("timed", late_clock);
   OneWorkersHook stop(index == 0, -1, 0, 2);
   run("stopped", stop);
+
+  // A second train() of the same Estimator (its replicas made, their weights shared, its
+  // checkpoint current: no collective before the steps), whose input worker 1 takes 0.3 s longer
+  // to make than worker 0.
+  RunConfig config;
+  config.model_dir = dir + "/late_input";
+  config.train_distribute = strategy;
+  config.log_step_count_steps = 0;
+  FirstStepClock clock;
+  Estimator estimator(wide_spec(), config);
+  estimator.train(input, {}, /*steps=*/1);
+  estimator.train(
+      [&] {
+        if (index == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          std::cout << "late_input_ready: "
+                    << std::chrono::steady_clock::now().time_since_epoch().count() << "\n";
+        }
+        return input();
+      },
+      {&clock}, /*steps=*/2);
+  std::cout << "first_step_" << index << ": " << clock.started() << "\n";
   strategy->barrier();
   std::filesystem::remove_all(dir);
 }

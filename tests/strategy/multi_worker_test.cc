@@ -451,7 +451,7 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
 // Hooks that decide differently on different workers still act on every worker at one step. A
 // saver by seconds whose clock runs ahead on worker 0 makes both workers save there (each takes
 // part in a save, and the update is sharded), and a stop that worker 0 alone requests ends both
-// workers' training at its step.
+// workers' training at its step. And every worker begins the first step together.
 TEST(MultiWorkerTest, WorkersSaveAndStopTogetherWhenOneWorkersHookDecides) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
   const JobResult r = run(mpirun(2, std::string(SLUICE_MULTI_WORKER_PROBE) + " agree"));
@@ -468,6 +468,13 @@ TEST(MultiWorkerTest, WorkersSaveAndStopTogetherWhenOneWorkersHookDecides) {
     EXPECT_EQ(values(r.output, "timed_last_step_" + worker), std::vector<std::string>{"6"});
     EXPECT_EQ(values(r.output, "stopped_last_step_" + worker), std::vector<std::string>{"2"});
   }
+  // Nor does any worker begin its first step before every worker is ready for it: worker 0 waits
+  // for worker 1's late input before its step clock starts.
+  const std::vector<std::string> ready = values(r.output, "late_input_ready");
+  const std::vector<std::string> chief = values(r.output, "first_step_0");
+  ASSERT_EQ(ready.size(), 1u) << r.output;
+  ASSERT_EQ(chief.size(), 1u) << r.output;
+  EXPECT_GE(std::stoll(chief[0]), std::stoll(ready[0]));
 }
 
 // --- sluice train --strategy multiworker --------------------------------------------------------
