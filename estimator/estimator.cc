@@ -133,6 +133,7 @@ Estimator& Estimator::train(const InputFn& input_fn, const std::vector<SessionRu
   Sequential& model = spec_.model;
   ReplicatedModel& replicas = replicas_for(train_replicas_, train_strategy());
   spec_.optimizer->build(model.trainable_parameters());
+  replicas.share_gradients_with_workers();
   // Several workers start the first step together, so that no worker's setup counts as part of
   // another's first step (the step timers measure training).
   if (config_.train_distribute) config_.train_distribute->barrier();

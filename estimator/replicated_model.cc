@@ -327,6 +327,14 @@ ReplicatedModel::StepResult ReplicatedModel::train_step(
   return result;
 }
 
+bool ReplicatedModel::share_gradients_with_workers() {
+  if (!gradients_shared_) {
+    gradients_shared_ =
+        strategy_.num_workers() > 1 && strategy_.share_with_workers(gradients_of(*models_[0]));
+  }
+  return *gradients_shared_;
+}
+
 void ReplicatedModel::finish_gradients() {
   if (gradients_sharded_) {
     throw FailedPrecondition(

@@ -88,6 +88,12 @@ class ReplicatedModel {
   StepResult train_step(const Element& batch, const std::string& features_key,
                         const std::string& labels_key, const Loss& loss,
                         const std::vector<std::unique_ptr<Metric>>& metrics);
+  // Before training, once: moves replica 0's trainable gradients where the other workers read
+  // their shares in place when every worker runs on one host (Strategy::share_with_workers), so
+  // that a sharded update's reduce-scatter copies nothing. A collective with several workers.
+  // Returns whether they were moved, now or by an earlier call.
+  bool share_gradients_with_workers();
+
   // Makes replica 0's trainable gradients the step's final ones without updating anything: the sum
   // over replicas (and workers) plus the L2 regularization gradient. For readers of gradients
   // before the update (a hook's gradient norm); apply_gradients then does not redo it. Throws
@@ -130,6 +136,7 @@ class ReplicatedModel {
   bool shard_next_update_ = false;        // Likewise: every worker agreed to shard its update.
   bool gradients_sharded_ = false;        // Since the last train_step: its update is sharded.
   bool optimizer_state_sharded_ = false;  // Slots current in this worker's share only.
+  std::optional<bool> gradients_shared_;  // Once share_gradients_with_workers decided.
   // After a sharded train_step, where the workers' values of this worker's shares are: its update
   // adds them up.
   std::vector<WorkerParts<float>> worker_parts_;

@@ -4,22 +4,30 @@
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "sluice/core/errors.h"
+#include "sluice/core/memory_block.h"
 #include "sluice/core/strings.h"
 #include "sluice/core/tensor.h"
+#include "sluice/strategy/host_shared_memory.h"
 #include "sluice/strategy/worker_parts.h"
 
 namespace sluice {
@@ -88,6 +96,14 @@ struct MultiWorkerMirroredStrategy::Comm {
   // until the next one.
   Tensor parts;
   Tensor scattered;
+  // Whether every worker runs on this host and may share memory with the others.
+  bool one_host = false;
+  // Tensors moved by share_with_workers: one segment per worker in worker order, this worker's
+  // written by it and the others' mapped to read. Kept alive by the tensors in them.
+  struct SharedTensors {
+    std::vector<internal::HostSharedMemory> segments;
+  };
+  std::vector<std::weak_ptr<SharedTensors>> shared;
 
   // `scratch` with room for `bytes`, grown and never shrunk: a step sums its small tensors before
   // its large ones, and a buffer shrunk for them would fault hundreds of MB in again when growing
@@ -206,6 +222,27 @@ struct MultiWorkerMirroredStrategy::Comm {
     return chunks(elements, Strategy::kShareAlignment, what);
   }
 
+  // When `data` lies in shared tensors: where each other worker's values of my share of the tensor
+  // there are, mine standing as null.
+  std::optional<WorkerParts<float>> parts_in_place(const float* data, const Chunks& cut) const {
+    const auto address = reinterpret_cast<uintptr_t>(data);
+    for (const std::weak_ptr<SharedTensors>& weak : shared) {
+      const std::shared_ptr<SharedTensors> tensors = weak.lock();
+      if (!tensors) continue;
+      const internal::HostSharedMemory& own = tensors->segments[static_cast<size_t>(rank)];
+      const auto begin = reinterpret_cast<uintptr_t>(own.data());
+      if (address < begin || address >= begin + own.size()) continue;
+      WorkerParts<float> parts(static_cast<size_t>(size), nullptr);
+      for (int r = 0; r < size; ++r) {
+        if (r == rank) continue;
+        const char* theirs = tensors->segments[static_cast<size_t>(r)].data() + (address - begin);
+        parts[static_cast<size_t>(r)] = reinterpret_cast<const float*>(theirs) + cut.begin(rank);
+      }
+      return parts;
+    }
+    return std::nullopt;
+  }
+
   // Sums `count` values of `data` over the workers in worker order; every worker ends with the
   // same sums. The values are cut into one chunk per worker; worker c receives everyone's part of
   // chunk c, sums it in worker order (v0 + v1 + …) and sends the result to all: each element is
@@ -262,6 +299,19 @@ struct MultiWorkerMirroredStrategy::Comm {
     wait_all(requests, timeout, what);
   }
 
+  // Returns once every worker has called it: an empty message to and from each, so that a worker
+  // that does not come is named.
+  void meet(double timeout, std::string_view what) {
+    next_collective();
+    Requests requests;
+    for (int r = 0; r < size; ++r) {
+      if (r == rank) continue;
+      post(requests, false, nullptr, 0, MPI_BYTE, r, 0);
+      post(requests, true, nullptr, 0, MPI_BYTE, r, 0);
+    }
+    wait_all(requests, timeout, what);
+  }
+
   void post(Requests& to, bool send, void* buffer, int64_t n, MPI_Datatype type, int peer,
             int phase) {
     to.requests.emplace_back();
@@ -308,6 +358,16 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(const MultiWorkerOption
   comm_->check(MPI_Comm_set_errhandler(comm_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   comm_->check(MPI_Comm_size(comm_->comm, &comm_->size), "MPI_Comm_size");
   comm_->check(MPI_Comm_rank(comm_->comm, &comm_->rank), "MPI_Comm_rank");
+  if (comm_->size > 1 && options.share_memory_on_one_host) {
+    MPI_Comm host = MPI_COMM_NULL;
+    comm_->check(
+        MPI_Comm_split_type(comm_->comm, MPI_COMM_TYPE_SHARED, comm_->rank, MPI_INFO_NULL, &host),
+        "MPI_Comm_split_type");
+    int on_host = 0;
+    comm_->check(MPI_Comm_size(host, &on_host), "MPI_Comm_size");
+    MPI_Comm_free(&host);
+    comm_->one_host = on_host == comm_->size;
+  }
   set_cluster(comm_->size, comm_->rank);
 }
 
@@ -381,14 +441,25 @@ std::vector<WorkerParts<float>> MultiWorkerMirroredStrategy::reduce_scatter_acro
   constexpr std::string_view kWhat = "reduce_scatter_across_workers";
   check_float32(tensors, kWhat);
   sum_undivided(tensors, kWhat);
-  // Room for every divided tensor's parts at once: they are read after the last has arrived.
+  // The parts of shared tensors are where the other workers wrote them. Room for every other
+  // divided tensor's parts at once: they are read after the last has arrived.
   std::vector<std::optional<Comm::Chunks>> cuts(tensors.size());
   int64_t floats = 0;
+  bool in_place = false;
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!divided(tensors[i]->num_elements())) continue;
-    cuts[i] = comm_->shares(tensors[i]->num_elements(), kWhat);
-    floats += (num_workers() - 1) * cuts[i]->length(worker_index());
+    const Comm::Chunks cut = comm_->shares(tensors[i]->num_elements(), kWhat);
+    if (std::optional<WorkerParts<float>> found =
+            comm_->parts_in_place(tensors[i]->data<float>(), cut)) {
+      parts[i] = std::move(*found);
+      in_place = true;
+      continue;
+    }
+    cuts[i] = cut;
+    floats += (num_workers() - 1) * cut.length(worker_index());
   }
+  // Every worker has arrived, so has written its tensors in full.
+  if (in_place) comm_->meet(timeout_seconds_, kWhat);
   auto* into = static_cast<float*>(Comm::room(comm_->scattered, floats * int64_t{sizeof(float)}));
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!cuts[i]) continue;
@@ -416,6 +487,68 @@ ElementRange MultiWorkerMirroredStrategy::worker_share(int64_t elements) const {
   if (!divided(elements)) return {0, elements};
   const Comm::Chunks cut = comm_->shares(elements, "worker_share");
   return {cut.begin(worker_index()), cut.begin(worker_index() + 1)};
+}
+
+bool MultiWorkerMirroredStrategy::share_with_workers(const std::vector<Tensor*>& tensors) {
+  if (!comm_->one_host) return false;
+  check_float32(tensors, "share_with_workers");
+  // Only divided tensors are read by other workers. One segment holds them all, each aligned as a
+  // tensor's block is.
+  std::vector<Tensor*> moving;
+  std::vector<size_t> offsets;
+  size_t bytes = 0;
+  for (Tensor* t : tensors) {
+    if (!divided(t->num_elements())) continue;
+    moving.push_back(t);
+    offsets.push_back(bytes);
+    bytes += (t->byte_size() + internal::kBlockAlignment - 1) / internal::kBlockAlignment *
+             internal::kBlockAlignment;
+  }
+  if (moving.empty()) return false;
+  // The segments' names: the chief's process and a random number, unique on the host, then each
+  // worker's index.
+  std::array<char, 48> prefix{};
+  if (is_chief()) {
+    std::random_device random;
+    std::snprintf(prefix.data(), prefix.size(), "/sluice-%d-%08x%08x", static_cast<int>(getpid()),
+                  random(), random());
+  }
+  comm_->broadcast(prefix.data(), static_cast<int64_t>(prefix.size()), timeout_seconds_);
+  const auto name = [&](size_t worker) { return str_cat(prefix.data(), "-", worker); };
+  // Each worker makes its own segment, then maps the others': all share, or, if any of them
+  // failed (a full /dev/shm), none does.
+  const auto on_every_worker = [&](const auto& step) {
+    bool failed = false;
+    try {
+      step();
+    } catch (const Error&) {
+      failed = true;
+    }
+    return !on_any_worker(failed);
+  };
+  auto shared = std::make_shared<Comm::SharedTensors>();
+  std::vector<internal::HostSharedMemory>& segments = shared->segments;
+  segments.resize(static_cast<size_t>(num_workers()));
+  const auto me = static_cast<size_t>(worker_index());
+  const bool ok = on_every_worker([&] {
+                    segments[me] = internal::HostSharedMemory::create(name(me), bytes);
+                  }) &&
+                  on_every_worker([&] {
+                    for (size_t r = 0; r < segments.size(); ++r) {
+                      if (r != me) segments[r] = internal::HostSharedMemory::open(name(r), bytes);
+                    }
+                  });
+  // Mapped everywhere, or not to be: the names are no longer needed.
+  if (segments[me].data()) internal::HostSharedMemory::unlink(name(me));
+  if (!ok) return false;
+  for (size_t i = 0; i < moving.size(); ++i) {
+    char* place = segments[me].data() + offsets[i];
+    std::memcpy(place, moving[i]->raw_data(), moving[i]->byte_size());
+    *moving[i] = Tensor::from_external(DType::kFloat32, moving[i]->shape(), place, [shared] {});
+  }
+  std::erase_if(comm_->shared, [](const auto& weak) { return weak.expired(); });
+  comm_->shared.push_back(shared);
+  return true;
 }
 
 void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>& values) {

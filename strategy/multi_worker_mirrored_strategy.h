@@ -27,6 +27,10 @@ struct MultiWorkerOptions {
   // How long a collective waits for the other workers before it fails (> 0). Generous by default:
   // a worker may legitimately be busy between steps (the chief writing a checkpoint, evaluation).
   double collective_timeout_seconds = 300;
+  // Whether workers that all run on one host read each other's gradients in place, from the host's
+  // shared memory (Strategy::share_with_workers), instead of receiving copies. Off, they exchange
+  // messages as workers on different hosts do.
+  bool share_memory_on_one_host = true;
 };
 
 class MultiWorkerMirroredStrategy final : public Strategy {
@@ -45,6 +49,7 @@ class MultiWorkerMirroredStrategy final : public Strategy {
       const std::vector<Tensor*>& tensors) override;
   void all_gather_across_workers(const std::vector<Tensor*>& tensors) override;
   ElementRange worker_share(int64_t elements) const override;
+  bool share_with_workers(const std::vector<Tensor*>& tensors) override;
 
  private:
   struct Comm;

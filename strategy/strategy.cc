@@ -332,6 +332,7 @@ std::vector<WorkerParts<float>> Strategy::reduce_scatter_across_workers(
 }
 void Strategy::all_gather_across_workers(const std::vector<Tensor*>&) {}
 ElementRange Strategy::worker_share(int64_t elements) const { return {0, elements}; }
+bool Strategy::share_with_workers(const std::vector<Tensor*>&) { return false; }
 
 void Strategy::barrier() {
   if (num_workers_ == 1) return;

@@ -83,6 +83,15 @@ class Strategy {
       const std::vector<Tensor*>& tensors);
   virtual void all_gather_across_workers(const std::vector<Tensor*>& tensors);
   virtual ElementRange worker_share(int64_t elements) const;
+  // Moves the float32 `tensors` (of the same shapes on every worker, their values kept) into
+  // memory the other workers read in place, when every worker runs on this host: a
+  // reduce_scatter_across_workers of them then copies nothing, and its parts point into the other
+  // workers' tensors once every worker has arrived. So between a reduce_scatter_across_workers and
+  // the all_gather_across_workers that follows it, a worker writes only its own share of them.
+  // Only tensors worth dividing into shares move. Returns whether any did: false with one worker,
+  // across hosts, or when the host's shared memory has no room, and the collectives then copy as
+  // before. A collective.
+  virtual bool share_with_workers(const std::vector<Tensor*>& tensors);
   // The thread budget this strategy's work runs on.
   int num_threads() const { return threads_; }
 

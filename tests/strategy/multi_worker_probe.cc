@@ -11,8 +11,12 @@
 //   update               training with Adam and a regularized kernel large enough to be divided
 //                        into shares: once with the update sharded (no hook reads gradients) and
 //                        once whole (a hook fetches the gradient norm every step), each saving
-//                        checkpoints every 2 steps, with one and with two replicas per worker;
-//                        and one step of ReplicatedModel's own.
+//                        checkpoints every 2 steps, with one and with two replicas per worker,
+//                        and with one replica and the workers' memory not shared; and one step
+//                        of ReplicatedModel's own.
+//   share                a large and a small tensor given to share_with_workers, then two rounds
+//                        of a reduce-scatter and an all-gather of them; again with the memory
+//                        not shared.
 //   agree                training whose hooks decide differently on different workers: a saver
 //                        by seconds whose clock runs ahead on worker 0 only, and a stop that
 //                        worker 0 alone requests. Each worker prints its saves and last step.
@@ -95,6 +99,64 @@ void collectives(MultiWorkerMirroredStrategy& strategy) {
               << context.input_pipeline_id() << " " << context.num_replicas_in_sync() << "\n";
     return Dataset::range(1);
   });
+}
+
+// Each worker's value at element j of a tensor in `round`: distinct per worker, element and round.
+float shared_value(int worker, int64_t j, int round) {
+  return float(worker + 1) * 4096.0f + float(j % 4093) + 0.25f * float(round);
+}
+
+// share_with_workers on `strategy`: a tensor large enough to be divided moves, a small one stays.
+// Then two rounds of new values, a reduce-scatter and an all-gather: the parts must be every other
+// worker's values of this worker's share in that round, and the gathered tensor every worker's
+// share of that round, however late a worker writes. Prints under `label` whether the tensor was
+// shared and each check's count of wrong values.
+void share(const std::shared_ptr<MultiWorkerMirroredStrategy>& strategy, const std::string& label) {
+  const int rank = strategy->worker_index();
+  const int workers = strategy->num_workers();
+  const int64_t n = (int64_t{1} << 18) + 5;
+  Tensor large(DType::kFloat32, {n});
+  Tensor small(DType::kFloat32, {10});
+  const float* small_data = small.data<float>();
+  for (int64_t j = 0; j < n; ++j) large.data<float>()[j] = shared_value(rank, j, 0);
+  const bool moved = strategy->share_with_workers({&large, &small});
+  int64_t changed = 0;
+  for (int64_t j = 0; j < n; ++j) changed += large.data<float>()[j] != shared_value(rank, j, 0);
+  std::cout << label << "shared: " << (moved ? "yes" : "no") << "\n"
+            << label << "values_changed_by_the_move: " << changed << "\n"
+            << label << "small_moved: " << (small.data<float>() != small_data) << "\n";
+  // Every worker's share, for the owner of each element.
+  const ElementRange mine = strategy->worker_share(n);
+  std::vector<double> ends(static_cast<size_t>(workers), 0.0);
+  ends[static_cast<size_t>(rank)] = double(mine.end);
+  strategy->all_reduce_across_workers(ends);
+  const auto owner = [&](int64_t j) {
+    int w = 0;
+    while (j >= int64_t(ends[static_cast<size_t>(w)])) ++w;
+    return w;
+  };
+  for (int round = 1; round <= 2; ++round) {
+    // Worker 1 writes the first round late: no worker may read its values before they are there.
+    if (rank == 1 && round == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int64_t j = 0; j < n; ++j) large.data<float>()[j] = shared_value(rank, j, round);
+    // The large tensor alone: a small one's sum would bring the workers together by itself.
+    const std::vector<WorkerParts<float>> parts = strategy->reduce_scatter_across_workers({&large});
+    int64_t wrong_parts = 0;
+    for (int r = 0; r < workers; ++r) {
+      if (r == rank) continue;
+      const float* theirs = parts[0][static_cast<size_t>(r)];
+      for (int64_t j = mine.begin; j < mine.end; ++j) {
+        wrong_parts += theirs[j - mine.begin] != shared_value(r, j, round);
+      }
+    }
+    strategy->all_gather_across_workers({&large});
+    int64_t wrong_gathered = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      wrong_gathered += large.data<float>()[j] != shared_value(owner(j), j, round);
+    }
+    std::cout << label << "round_" << round << ": " << wrong_parts << " wrong parts, "
+              << wrong_gathered << " wrong gathered\n";
+  }
 }
 
 void stop_at(MultiWorkerMirroredStrategy& strategy, bool die, int k) {
@@ -245,6 +307,9 @@ void compare_updates(const std::shared_ptr<Strategy>& strategy, const std::strin
     }
     std::cout << label << (whole ? "whole" : "sharded") << "_replicas: " << replicas.num_replicas()
               << ", " << differing_replicas << " differing\n";
+    std::cout << label << (whole ? "whole" : "sharded")
+              << "_shared_gradients: " << (replicas.share_gradients_with_workers() ? "yes" : "no")
+              << "\n";
   }
   if (strategy->is_chief()) {
     for (int step : {2, 4, 5}) {
@@ -276,6 +341,10 @@ void update(const std::shared_ptr<Strategy>& strategy) {
   compare_updates(std::make_shared<MultiWorkerMirroredStrategy>(MultiWorkerOptions{
                       .local_replicas = 2, .threads = 1, .collective_timeout_seconds = 5}),
                   "two_replicas_");
+  compare_updates(
+      std::make_shared<MultiWorkerMirroredStrategy>(MultiWorkerOptions{
+          .threads = 1, .collective_timeout_seconds = 5, .share_memory_on_one_host = false}),
+      "exchanged_");
 
   // One step of ReplicatedModel's own: sharded only when every worker allows it, and then its
   // gradients are not to be read.
@@ -397,6 +466,11 @@ int main(int argc, char** argv) {
       evaluate(shared);
     } else if (mode == "update") {
       update(shared);
+    } else if (mode == "share") {
+      share(shared, "");
+      share(std::make_shared<MultiWorkerMirroredStrategy>(MultiWorkerOptions{
+                .threads = 1, .collective_timeout_seconds = 5, .share_memory_on_one_host = false}),
+            "exchanged_");
     } else if (mode == "agree") {
       agree(shared);
     } else if (mode == "collectives") {
@@ -405,7 +479,8 @@ int main(int argc, char** argv) {
       stop_at(strategy, mode == "die", std::atoi(argv[2]));
     } else {
       std::cerr
-          << "usage: multi_worker_probe collectives | hang K | die K | evaluate | update | agree\n";
+          << "usage: multi_worker_probe collectives | hang K | die K | evaluate | update | share | "
+             "agree\n";
       return 2;
     }
   } catch (const Error& e) {

@@ -426,15 +426,19 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
     const int steps = processes == 2 ? 5 : 4;
     std::vector<std::string> checkpoints{"2", "4"};
     if (steps == 5) checkpoints.push_back("5");
-    for (const std::string label : {"", "two_replicas_"}) {
+    for (const std::string label : {"", "two_replicas_", "exchanged_"}) {
       const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
       ASSERT_EQ(sharded.size(), static_cast<size_t>(processes)) << r.output;
       EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), steps - 1) << sharded[0];
       EXPECT_EQ(sharded, on_every_worker(sharded[0]));
       EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
-      const std::string replicas = label.empty() ? "1, 0 differing" : "2, 0 differing";
+      const std::string replicas = label == "two_replicas_" ? "2, 0 differing" : "1, 0 differing";
+      // On one host the workers read each other's gradients in place, unless told not to.
+      const std::string shared = label == "exchanged_" ? "no" : "yes";
       for (const std::string run : {"sharded", "whole"}) {
         EXPECT_EQ(values(r.output, label + run + "_replicas"), on_every_worker(replicas))
+            << label << run;
+        EXPECT_EQ(values(r.output, label + run + "_shared_gradients"), on_every_worker(shared))
             << label << run;
       }
       for (const std::string& step : checkpoints) {
@@ -445,6 +449,31 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
     }
     EXPECT_EQ(values(r.output, "gradients_when_worker_1_allows"), on_every_worker("refused"));
     EXPECT_EQ(values(r.output, "gradients_when_worker_1_refuses"), on_every_worker("readable"));
+  }
+}
+
+// Workers on one host read the shares of a tensor given to share_with_workers where the others
+// wrote them, round after round, and gather their new values into it; a tensor too small to be
+// divided is not moved. Without shared memory the same collectives give the same values.
+TEST(MultiWorkerTest, WorkersOnOneHostReadEachOthersSharesInPlace) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
+  for (const int processes : {2, 3}) {
+    const JobResult r = run(mpirun(processes, std::string(SLUICE_MULTI_WORKER_PROBE) + " share"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto on_every_worker = [&](const std::string& value) {
+      return std::vector<std::string>(static_cast<size_t>(processes), value);
+    };
+    for (const std::string label : {"", "exchanged_"}) {
+      EXPECT_EQ(values(r.output, label + "shared"), on_every_worker(label.empty() ? "yes" : "no"))
+          << r.output;
+      EXPECT_EQ(values(r.output, label + "values_changed_by_the_move"), on_every_worker("0"));
+      EXPECT_EQ(values(r.output, label + "small_moved"), on_every_worker("0"));
+      for (const std::string round : {"round_1", "round_2"}) {
+        EXPECT_EQ(values(r.output, label + round),
+                  on_every_worker("0 wrong parts, 0 wrong gathered"))
+            << label << round;
+      }
+    }
   }
 }
 
