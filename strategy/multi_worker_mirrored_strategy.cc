@@ -530,16 +530,25 @@ bool MultiWorkerMirroredStrategy::share_with_workers(const std::vector<Tensor*>&
   std::vector<internal::HostSharedMemory>& segments = shared->segments;
   segments.resize(static_cast<size_t>(num_workers()));
   const auto me = static_cast<size_t>(worker_index());
-  const bool ok = on_every_worker([&] {
-                    segments[me] = internal::HostSharedMemory::create(name(me), bytes);
-                  }) &&
-                  on_every_worker([&] {
-                    for (size_t r = 0; r < segments.size(); ++r) {
-                      if (r != me) segments[r] = internal::HostSharedMemory::open(name(r), bytes);
-                    }
-                  });
-  // Mapped everywhere, or not to be: the names are no longer needed.
-  if (segments[me].data()) internal::HostSharedMemory::unlink(name(me));
+  // The names go once every worker has mapped the segments or given up, and also when a worker
+  // is lost on the way: nothing is left behind on the host.
+  const auto unlink_own = [&] {
+    if (segments[me].data()) internal::HostSharedMemory::unlink(name(me));
+  };
+  bool ok = false;
+  try {
+    ok = on_every_worker(
+             [&] { segments[me] = internal::HostSharedMemory::create(name(me), bytes); }) &&
+         on_every_worker([&] {
+           for (size_t r = 0; r < segments.size(); ++r) {
+             if (r != me) segments[r] = internal::HostSharedMemory::open(name(r), bytes);
+           }
+         });
+  } catch (...) {
+    unlink_own();
+    throw;
+  }
+  unlink_own();
   if (!ok) return false;
   for (size_t i = 0; i < moving.size(); ++i) {
     char* place = segments[me].data() + offsets[i];

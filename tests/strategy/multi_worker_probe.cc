@@ -16,16 +16,18 @@
 //                        of ReplicatedModel's own.
 //   share                a large and a small tensor given to share_with_workers, then two rounds
 //                        of a reduce-scatter and an all-gather of them; again with the memory
-//                        not shared.
+//                        not shared, and with worker 1 refused shared memory.
 //   agree                training whose hooks decide differently on different workers: a saver
 //                        by seconds whose clock runs ahead on worker 0 only, and a stop that
 //                        worker 0 alone requests. Each worker prints its saves and last step.
 //                        Then training again, with an input worker 1 makes 0.3 s late: each
 //                        worker prints when its first step began, worker 1 when its input was
 //                        ready.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -111,7 +113,8 @@ float shared_value(int worker, int64_t j, int round) {
 // worker's values of this worker's share in that round, and the gathered tensor every worker's
 // share of that round, however late a worker writes. Prints under `label` whether the tensor was
 // shared and each check's count of wrong values.
-void share(const std::shared_ptr<MultiWorkerMirroredStrategy>& strategy, const std::string& label) {
+void share(const std::shared_ptr<MultiWorkerMirroredStrategy>& strategy, const std::string& label,
+           bool worker_1_lacks_room = false) {
   const int rank = strategy->worker_index();
   const int workers = strategy->num_workers();
   const int64_t n = (int64_t{1} << 18) + 5;
@@ -119,7 +122,18 @@ void share(const std::shared_ptr<MultiWorkerMirroredStrategy>& strategy, const s
   Tensor small(DType::kFloat32, {10});
   const float* small_data = small.data<float>();
   for (int64_t j = 0; j < n; ++j) large.data<float>()[j] = shared_value(rank, j, 0);
+  // Worker 1's shared memory refused, as a full /dev/shm refuses it: files of more than 64 KiB
+  // are refused to the process (EFBIG, with SIGXFSZ ignored).
+  rlimit file_size{};
+  getrlimit(RLIMIT_FSIZE, &file_size);
+  const bool refuse = worker_1_lacks_room && rank == 1;
+  if (refuse) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small_files{64 << 10, file_size.rlim_max};
+    setrlimit(RLIMIT_FSIZE, &small_files);
+  }
   const bool moved = strategy->share_with_workers({&large, &small});
+  if (refuse) setrlimit(RLIMIT_FSIZE, &file_size);
   int64_t changed = 0;
   for (int64_t j = 0; j < n; ++j) changed += large.data<float>()[j] != shared_value(rank, j, 0);
   std::cout << label << "shared: " << (moved ? "yes" : "no") << "\n"
@@ -471,6 +485,7 @@ int main(int argc, char** argv) {
       share(std::make_shared<MultiWorkerMirroredStrategy>(MultiWorkerOptions{
                 .threads = 1, .collective_timeout_seconds = 5, .share_memory_on_one_host = false}),
             "exchanged_");
+      share(shared, "no_room_", /*worker_1_lacks_room=*/true);
     } else if (mode == "agree") {
       agree(shared);
     } else if (mode == "collectives") {
