@@ -156,6 +156,9 @@ class Estimator {
   // The input of input_fn, checked by `strategy`'s validate_input (of global batches) when given.
   InputPipeline make_input(const InputFn& input_fn, const Strategy* strategy = nullptr) const;
   std::string save_checkpoint();
+  // state() without copies: the parameters' and slots' own tensors, which the next step changes.
+  // For a checkpoint written before training goes on.
+  TensorMap shared_state() const;
   void log(const std::string& line) const;
 
   ModelSpec spec_;

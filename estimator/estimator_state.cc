@@ -88,6 +88,12 @@ std::optional<std::string> saved_input_position(const TensorMap& checkpoint, int
 }
 
 TensorMap Estimator::state() const {
+  TensorMap state = shared_state();
+  for (auto& [key, tensor] : state) tensor = tensor.clone();
+  return state;
+}
+
+TensorMap Estimator::shared_state() const {
   TensorMap state;
   state.emplace("global_step", Tensor::scalar<int64_t>(global_step_));
   state.emplace("rng/seed",
@@ -97,7 +103,7 @@ TensorMap Estimator::state() const {
   if (train_replicas_) statistics = train_replicas_->mean_statistics();
   for (const Parameter* p : spec_.model.parameters()) {
     auto mean = statistics.find(p->path);
-    state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value.clone());
+    state.emplace("model/" + p->path, mean != statistics.end() ? mean->second : p->value);
   }
   if (train_replicas_) state.merge(train_replicas_->replica_statistics());
   // The input's position, so that a resumed run reads on exactly where this one stood (several
@@ -108,7 +114,7 @@ TensorMap Estimator::state() const {
       state.emplace(kInputState, bytes_tensor(*position));
     }
   }
-  for (auto& [key, tensor] : spec_.optimizer->state()) {
+  for (auto& [key, tensor] : spec_.optimizer->shared_state()) {
     state.emplace("optimizer/" + key, std::move(tensor));
   }
   const Sequential& model = spec_.model;
@@ -196,7 +202,8 @@ std::string Estimator::save_checkpoint() {
   }
   // Only the chief writes checkpoints.
   if (workers && !strategy->is_chief()) return "";
-  TensorMap tensors = state();
+  // Written before the next step changes them: no copies of hundreds of MB of weights and slots.
+  TensorMap tensors = shared_state();
   for (size_t w = 0; w < positions.size(); ++w) {
     tensors.emplace(worker_input_key(static_cast<int64_t>(w)), bytes_tensor(positions[w]));
   }

@@ -192,9 +192,14 @@ void Optimizer::build(const std::vector<Parameter*>& parameters) {
 }
 
 std::map<std::string, Tensor> Optimizer::state() const {
-  std::map<std::string, Tensor> out;
+  std::map<std::string, Tensor> out = shared_state();
+  for (auto& [key, tensor] : out) tensor = tensor.clone();
+  return out;
+}
+
+std::map<std::string, Tensor> Optimizer::shared_state() const {
+  std::map<std::string, Tensor> out(slots_.begin(), slots_.end());
   out.emplace("iterations", Tensor::scalar<int64_t>(iterations_));
-  for (const auto& [key, slot] : slots_) out.emplace(key, slot.clone());
   return out;
 }
 

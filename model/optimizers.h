@@ -89,6 +89,8 @@ class Optimizer {
 
   // "iterations" (int64 scalar) and "<parameter path>/<slot>" (e.g. "dense/kernel/m"); copies.
   std::map<std::string, Tensor> state() const;
+  // The same without copies: the slots themselves, which the next update changes.
+  std::map<std::string, Tensor> shared_state() const;
   // Restores a state() map. Slots are checked against the parameters when next applied.
   void load_state(const std::map<std::string, Tensor>& state);
   // The slot tensors themselves, in state()'s order: for collectives over them.

@@ -91,6 +91,24 @@ TEST_F(EstimatorTest, TheOptimizersSlotsExistBeforeTheFirstStep) {
   EXPECT_EQ(optimizer_tensors, 1);
 }
 
+// A checkpoint, written from the weights and slots themselves, holds what state() gives at its
+// step; state() is a copy that later steps leave as it was.
+TEST_F(EstimatorTest, ACheckpointHoldsTheStateAtItsStepAndStateIsACopy) {
+  Estimator est(tiny_spec(), config());
+  est.train(separable_input(512, 8), {}, /*steps=*/2);
+  const TensorMap at_step_2 = est.state();
+  est.train(separable_input(512, 8), {}, /*steps=*/2);
+  const TensorMap checkpoint = read_checkpoint_file(dir_ + "/model.ckpt-2");
+  for (const auto& [key, tensor] : at_step_2) {
+    ASSERT_TRUE(checkpoint.count(key)) << key;
+    EXPECT_TRUE(checkpoint.at(key).equals(tensor)) << key;
+  }
+  const TensorMap at_step_4 = est.state();
+  for (const std::string key : {"model/dense/kernel", "optimizer/dense/kernel/momentum"}) {
+    EXPECT_FALSE(at_step_4.at(key).equals(at_step_2.at(key))) << key;
+  }
+}
+
 TEST_F(EstimatorTest, EndOfInputStopsWithoutAfterRunAndStillEnds) {
   Estimator est(tiny_spec(), config());
   std::vector<std::string> log;
