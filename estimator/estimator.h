@@ -153,6 +153,9 @@ class Estimator {
 
   // Restores the latest checkpoint if there is one; returns its path ("" when none).
   std::string restore_latest();
+  // load_state(), the optimizer's slots then `state`'s tensors themselves when `take_slots`: for
+  // a map read to be restored and then dropped.
+  void load_state(const TensorMap& state, bool take_slots);
   // The input of input_fn, checked by `strategy`'s validate_input (of global batches) when given.
   InputPipeline make_input(const InputFn& input_fn, const Strategy* strategy = nullptr) const;
   std::string save_checkpoint();

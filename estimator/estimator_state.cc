@@ -127,7 +127,9 @@ TensorMap Estimator::shared_state() const {
   return state;
 }
 
-void Estimator::load_state(const TensorMap& state) {
+void Estimator::load_state(const TensorMap& state) { load_state(state, /*take_slots=*/false); }
+
+void Estimator::load_state(const TensorMap& state, bool take_slots) {
   auto find = [&](const std::string& key) -> const Tensor& {
     auto it = state.find(key);
     if (it == state.end()) throw NotFound("checkpoint has no tensor '" + key + "'");
@@ -153,7 +155,11 @@ void Estimator::load_state(const TensorMap& state) {
   for (Parameter* p : parameters) {
     std::memcpy(p->value.raw_data(), find("model/" + p->path).raw_data(), p->value.byte_size());
   }
-  spec_.optimizer->load_state(optimizer_state);
+  if (take_slots) {
+    spec_.optimizer->take_state(std::move(optimizer_state));
+  } else {
+    spec_.optimizer->load_state(optimizer_state);
+  }
   global_step_ = step.item<int64_t>();
   // Random layers continue their streams where the checkpoint left them (absent in checkpoints
   // of models without such layers).
@@ -185,7 +191,8 @@ std::string Estimator::restore_latest() {
   if (config_.train_distribute) config_.train_distribute->barrier();
   auto restored = checkpoints_.restore_latest();
   if (!restored) return "";
-  load_state(restored->tensors);
+  // The checkpoint's tensors are read for this restore alone: the slots can be them.
+  load_state(restored->tensors, /*take_slots=*/true);
   log("Restoring parameters from " + restored->path);
   return restored->path;
 }

@@ -204,17 +204,23 @@ std::map<std::string, Tensor> Optimizer::shared_state() const {
 }
 
 void Optimizer::load_state(const std::map<std::string, Tensor>& state) {
+  std::map<std::string, Tensor> copies;
+  for (const auto& [key, tensor] : state) copies.emplace(key, tensor.clone());
+  take_state(std::move(copies));
+}
+
+void Optimizer::take_state(std::map<std::string, Tensor> state) {
   auto it = state.find("iterations");
   if (it == state.end() || it->second.dtype() != DType::kInt64 || it->second.num_elements() != 1) {
     throw InvalidArgument(str_cat(name(), " state needs an int64 scalar 'iterations'"));
   }
   std::map<std::string, Tensor> slots;
-  for (const auto& [key, tensor] : state) {
+  for (auto& [key, tensor] : state) {
     if (key == "iterations") continue;
     if (tensor.dtype() != DType::kFloat32) {
       throw InvalidArgument(str_cat(name(), " slot '", key, "' must be float32"));
     }
-    slots.emplace(key, tensor.clone());
+    slots.emplace(key, std::move(tensor));
   }
   iterations_ = it->second.item<int64_t>();
   slots_ = std::move(slots);

@@ -91,8 +91,12 @@ class Optimizer {
   std::map<std::string, Tensor> state() const;
   // The same without copies: the slots themselves, which the next update changes.
   std::map<std::string, Tensor> shared_state() const;
-  // Restores a state() map. Slots are checked against the parameters when next applied.
+  // Restores a state() map, the slots copies of its tensors. Slots are checked against the
+  // parameters when next applied.
   void load_state(const std::map<std::string, Tensor>& state);
+  // load_state() without the copies: the slots are the map's tensors themselves, which the updates
+  // then change. For tensors nothing else holds, such as those read from a checkpoint to restore.
+  void take_state(std::map<std::string, Tensor> state);
   // The slot tensors themselves, in state()'s order: for collectives over them.
   std::vector<Tensor*> slot_tensors();
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,35 @@ TEST(OptimizersTest, AdamKerasStep) {
   restored.apply_gradients({&q});
   EXPECT_EQ(p.value.data<float>()[0], q.value.data<float>()[0]);
   EXPECT_EQ(restored.iterations(), 2);
+}
+
+// load_state() copies the slots, so that the updates leave the given tensors as they were;
+// take_state() makes them the slots themselves.
+TEST(OptimizersTest, LoadStateCopiesTheSlotsAndTakeStateTakesThem) {
+  // More elements than a tensor holds inline, whose copies are values of their own.
+  const auto parameter = [] {
+    Parameter p;
+    p.path = "layer/w";
+    p.value = Tensor::from_vector<float>(std::vector<float>(64, 0.5f));
+    p.gradient = Tensor::from_vector<float>(std::vector<float>(64, 1.0f));
+    return p;
+  };
+  Parameter p = parameter();
+  Adam trained;
+  trained.apply_gradients({&p});
+  const std::map<std::string, Tensor> given = trained.state();
+  const Tensor m = given.at("layer/w/m").clone();
+  Adam loaded, taken;
+  loaded.load_state(given);
+  taken.take_state(given);
+  Parameter q = parameter();
+  loaded.apply_gradients({&q});
+  EXPECT_TRUE(given.at("layer/w/m").equals(m));
+  EXPECT_FALSE(loaded.state().at("layer/w/m").equals(m));
+  taken.apply_gradients({&q});
+  EXPECT_FALSE(given.at("layer/w/m").equals(m));
+  EXPECT_EQ(taken.shared_state().at("layer/w/m").data<float>(),
+            given.at("layer/w/m").data<float>());
 }
 
 // build() makes the slots the first update would, zeroed and ahead of it, so that update is the
