@@ -305,6 +305,11 @@ std::vector<std::string> values(const std::string& output, const std::string& ke
   return out;
 }
 
+// What each of `processes` workers printing `value` gives values().
+std::vector<std::string> on_every_worker(int processes, const std::string& value) {
+  return std::vector<std::string>(static_cast<size_t>(processes), value);
+}
+
 std::string bits(float v) {
   uint32_t u;
   std::memcpy(&u, &v, sizeof u);
@@ -419,9 +424,6 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
   for (const int processes : {2, 3}) {
     const JobResult r = run(mpirun(processes, std::string(SLUICE_MULTI_WORKER_PROBE) + " update"));
     ASSERT_EQ(r.status, 0) << r.output;
-    const auto on_every_worker = [&](const std::string& value) {
-      return std::vector<std::string>(static_cast<size_t>(processes), value);
-    };
     // Three workers' shares of the input end after 4 steps.
     const int steps = processes == 2 ? 5 : 4;
     std::vector<std::string> checkpoints{"2", "4"};
@@ -430,15 +432,16 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
       const std::vector<std::string> sharded = values(r.output, label + "sharded_losses");
       ASSERT_EQ(sharded.size(), static_cast<size_t>(processes)) << r.output;
       EXPECT_EQ(std::count(sharded[0].begin(), sharded[0].end(), ' '), steps - 1) << sharded[0];
-      EXPECT_EQ(sharded, on_every_worker(sharded[0]));
+      EXPECT_EQ(sharded, on_every_worker(processes, sharded[0]));
       EXPECT_EQ(values(r.output, label + "whole_losses"), sharded) << label;
       const std::string replicas = label == "two_replicas_" ? "2, 0 differing" : "1, 0 differing";
       // On one host the workers read each other's gradients in place, unless told not to.
       const std::string shared = label == "exchanged_" ? "no" : "yes";
       for (const std::string run : {"sharded", "whole"}) {
-        EXPECT_EQ(values(r.output, label + run + "_replicas"), on_every_worker(replicas))
+        EXPECT_EQ(values(r.output, label + run + "_replicas"), on_every_worker(processes, replicas))
             << label << run;
-        EXPECT_EQ(values(r.output, label + run + "_shared_gradients"), on_every_worker(shared))
+        EXPECT_EQ(values(r.output, label + run + "_shared_gradients"),
+                  on_every_worker(processes, shared))
             << label << run;
       }
       for (const std::string& step : checkpoints) {
@@ -447,8 +450,10 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
             << label << r.output;
       }
     }
-    EXPECT_EQ(values(r.output, "gradients_when_worker_1_allows"), on_every_worker("refused"));
-    EXPECT_EQ(values(r.output, "gradients_when_worker_1_refuses"), on_every_worker("readable"));
+    EXPECT_EQ(values(r.output, "gradients_when_worker_1_allows"),
+              on_every_worker(processes, "refused"));
+    EXPECT_EQ(values(r.output, "gradients_when_worker_1_refuses"),
+              on_every_worker(processes, "readable"));
   }
 }
 
@@ -461,18 +466,17 @@ TEST(MultiWorkerTest, WorkersOnOneHostReadEachOthersSharesInPlace) {
   for (const int processes : {2, 3}) {
     const JobResult r = run(mpirun(processes, std::string(SLUICE_MULTI_WORKER_PROBE) + " share"));
     ASSERT_EQ(r.status, 0) << r.output;
-    const auto on_every_worker = [&](const std::string& value) {
-      return std::vector<std::string>(static_cast<size_t>(processes), value);
-    };
     // When one worker cannot have shared memory, none shares it.
     for (const std::string label : {"", "exchanged_", "no_room_"}) {
-      EXPECT_EQ(values(r.output, label + "shared"), on_every_worker(label.empty() ? "yes" : "no"))
+      EXPECT_EQ(values(r.output, label + "shared"),
+                on_every_worker(processes, label.empty() ? "yes" : "no"))
           << r.output;
-      EXPECT_EQ(values(r.output, label + "values_changed_by_the_move"), on_every_worker("0"));
-      EXPECT_EQ(values(r.output, label + "small_moved"), on_every_worker("0"));
+      EXPECT_EQ(values(r.output, label + "values_changed_by_the_move"),
+                on_every_worker(processes, "0"));
+      EXPECT_EQ(values(r.output, label + "small_moved"), on_every_worker(processes, "0"));
       for (const std::string round : {"round_1", "round_2"}) {
         EXPECT_EQ(values(r.output, label + round),
-                  on_every_worker("0 wrong parts, 0 wrong gathered"))
+                  on_every_worker(processes, "0 wrong parts, 0 wrong gathered"))
             << label << round;
       }
     }
