@@ -562,9 +562,11 @@ bool MultiWorkerMirroredStrategy::share_with_workers(const std::vector<Tensor*>&
 
 void MultiWorkerMirroredStrategy::all_reduce_across_workers(std::vector<double>& values) {
   if (num_workers() == 1) return;
-  const std::string_view what = values.empty() ? "barrier" : "all_reduce_across_workers";
-  comm_->sum(values.data(), comm_->chunks(static_cast<int64_t>(values.size()), 1, what), MPI_DOUBLE,
-             timeout_seconds_, what);
+  // Nothing to sum: Strategy::barrier.
+  if (values.empty()) return comm_->meet(timeout_seconds_, "barrier");
+  constexpr std::string_view kWhat = "all_reduce_across_workers";
+  comm_->sum(values.data(), comm_->chunks(static_cast<int64_t>(values.size()), 1, kWhat),
+             MPI_DOUBLE, timeout_seconds_, kWhat);
 }
 
 void MultiWorkerMirroredStrategy::broadcast_from_chief(const std::vector<Tensor*>& tensors) {

@@ -112,7 +112,7 @@ float shared_value(int worker, int64_t j, int round) {
 // Then two rounds of new values, a reduce-scatter and an all-gather: the parts must be every other
 // worker's values of this worker's share in that round, and the gathered tensor every worker's
 // share of that round, however late a worker writes. Prints under `label` whether the tensor was
-// shared and each check's count of wrong values.
+// shared, how many of its names are left, and each check's count of wrong values.
 void share(const std::shared_ptr<MultiWorkerMirroredStrategy>& strategy, const std::string& label,
            bool worker_1_lacks_room = false) {
   const int rank = strategy->worker_index();
@@ -134,11 +134,23 @@ void share(const std::shared_ptr<MultiWorkerMirroredStrategy>& strategy, const s
   }
   const bool moved = strategy->share_with_workers({&large, &small});
   if (refuse) setrlimit(RLIMIT_FSIZE, &file_size);
+  // The segments' names ("/sluice-<the chief's process id>-…") are gone once it has returned on
+  // every worker, whether they share or not: mapped, the memory needs no name, and none is left
+  // on the host.
+  Tensor chief_pid = Tensor::from_vector<int64_t>({int64_t{getpid()}});
+  strategy->broadcast_from_chief({&chief_pid});
+  strategy->barrier();
+  const std::string names = "sluice-" + std::to_string(chief_pid.data<int64_t>()[0]) + "-";
+  int names_left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    names_left += entry.path().filename().string().rfind(names, 0) == 0;
+  }
   int64_t changed = 0;
   for (int64_t j = 0; j < n; ++j) changed += large.data<float>()[j] != shared_value(rank, j, 0);
   std::cout << label << "shared: " << (moved ? "yes" : "no") << "\n"
             << label << "values_changed_by_the_move: " << changed << "\n"
-            << label << "small_moved: " << (small.data<float>() != small_data) << "\n";
+            << label << "small_moved: " << (small.data<float>() != small_data) << "\n"
+            << label << "names_left: " << names_left << "\n";
   // Every worker's share, for the owner of each element.
   const ElementRange mine = strategy->worker_share(n);
   std::vector<double> ends(static_cast<size_t>(workers), 0.0);

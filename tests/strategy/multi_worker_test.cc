@@ -459,8 +459,8 @@ TEST(MultiWorkerTest, AShardedUpdateEqualsTheWholeUpdateBitForBit) {
 
 // Workers on one host read the shares of a tensor given to share_with_workers where the others
 // wrote them, round after round, and gather their new values into it; a tensor too small to be
-// divided is not moved. Without shared memory, asked for or for want of room on one worker, the
-// same collectives give the same values.
+// divided is not moved, and no segment's name is left on the host. Without shared memory, asked for
+// or for want of room on one worker, the same collectives give the same values.
 TEST(MultiWorkerTest, WorkersOnOneHostReadEachOthersSharesInPlace) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found";
   for (const int processes : {2, 3}) {
@@ -474,6 +474,7 @@ TEST(MultiWorkerTest, WorkersOnOneHostReadEachOthersSharesInPlace) {
       EXPECT_EQ(values(r.output, label + "values_changed_by_the_move"),
                 on_every_worker(processes, "0"));
       EXPECT_EQ(values(r.output, label + "small_moved"), on_every_worker(processes, "0"));
+      EXPECT_EQ(values(r.output, label + "names_left"), on_every_worker(processes, "0"));
       for (const std::string round : {"round_1", "round_2"}) {
         EXPECT_EQ(values(r.output, label + round),
                   on_every_worker(processes, "0 wrong parts, 0 wrong gathered"))
