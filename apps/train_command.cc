@@ -30,6 +30,7 @@
 #include "sluice/estimator/progress_hook.h"
 #include "sluice/model/keras_weights.h"
 #include "sluice/model/mixed_precision.h"
+#include "sluice/model/presets.h"
 #include "sluice/strategy/mirrored_strategy.h"
 #if SLUICE_WITH_MPI
 #include "sluice/strategy/multi_worker_mirrored_strategy.h"
@@ -42,7 +43,7 @@ namespace {
 
 struct TrainFlags {
   ModelChoice choice;
-  int64_t epochs = 3;
+  int64_t epochs = 5;
   int64_t steps = 0;                   // --steps: this many more steps.
   int64_t max_steps = 0;               // --max-steps: stop at this global step.
   int64_t save_checkpoints_steps = 0;  // 0: at every epoch's end.
@@ -408,8 +409,9 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train",
       "Train a model with the Estimator, then evaluate it on the test split "
-      "(default: fashion-cnn on Fashion-MNIST, Adam lr 0.004 with cosine decay, 3 epochs; "
-      "the tutorial's recipe, SGD lr 0.01 momentum 0.5, is --optimizer sgd)");
+      "(default: fashion-cnn-wide on Fashion-MNIST, Adam lr 0.004 with cosine decay, 5 epochs; "
+      "the tutorial's model and recipe, SGD lr 0.01 momentum 0.5, is --model fashion-cnn "
+      "--optimizer sgd)");
   cmd->add_option("--data", flags->choice.data,
                   "fashion-mnist; an image folder with one sub-folder per class, or with split "
                   "folders train/ and test/ (or val/, validation/) holding those; a zip or tar of "
@@ -428,8 +430,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--grayscale", flags->choice.grayscale,
                 "read images with 1 channel (default: 1 when the first image is grey, else 3)");
   cmd->add_option("--model", flags->choice.model,
-                  "a preset (cats-dogs-cnn, estimator-convnet, fashion-cnn, tpu-guide-cnn; built "
-                  "for the data's image size and classes) or a Keras JSON file")
+                  str_cat("a preset (", str_join(preset_names(), ", "),
+                          "; built for the data's image size and classes) or a Keras JSON file"))
       ->capture_default_str();
   cmd->add_option("--epochs", flags->epochs,
                   "epochs in total, counting those a resumed model_dir already trained (Keras' "

@@ -3,9 +3,10 @@
 // PyTorch gets in bench/peers/pytorch_fashion_cnn.py; the forward pass alone (inference); and one
 // full shuffled epoch of Fashion-MNIST's 60,000 training images (skipped when the dataset is not
 // installed), the figure the peer script prints as epoch_seconds, and its GFLOP/s as a share of the
-// machine's multiply-add peak measured in the same run; each of its layers with weights alone, in
-// GFLOP/s. Also the kernel-gradient product of tpu-guide-cnn's first Dense layer, whose
-// inner dimension is small, on Eigen's GEMM and on the register-tile kernel, side by side.
+// machine's multiply-add peak measured in the same run, beside the same for fashion-cnn-wide; each
+// of its layers with weights alone, in GFLOP/s. Also the kernel-gradient product of tpu-guide-cnn's
+// first Dense layer, whose inner dimension is small, on Eigen's GEMM and on the register-tile
+// kernel, side by side.
 #include <benchmark/benchmark.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -251,7 +252,11 @@ const std::optional<FashionMnistTrain>& fashion_mnist_train() {
 
 // One epoch as a training loop runs it: a seeded shuffle, then for each batch of 128 (the last one
 // holds the remaining 96) gather the examples, forward, nll_loss, backward and an SGD step.
+// Arguments: threads, the preset (0: fashion-cnn, the peer's model; 1: fashion-cnn-wide, the
+// `sluice train` default).
 void BM_FashionCnnEpoch(benchmark::State& state) {
+  const char* preset = state.range(1) == 0 ? "fashion-cnn" : "fashion-cnn-wide";
+  state.SetLabel(preset);
   const auto& data = fashion_mnist_train();
   if (!data) {
     state.SkipWithError("Fashion-MNIST is not installed (package dataset-fashion-mnist)");
@@ -264,7 +269,7 @@ void BM_FashionCnnEpoch(benchmark::State& state) {
   double flops_per_example = 0.0;
   double seconds = 0.0;
   arena.execute([&] {
-    Sequential model = make_preset("fashion-cnn", 1);
+    Sequential model = make_preset(preset, 1);
     flops_per_example = training_flops(model);
     SGD sgd({.learning_rate = 0.01f, .momentum = 0.5f});
     std::vector<int64_t> order(static_cast<size_t>(n));
@@ -306,7 +311,11 @@ void BM_FashionCnnEpoch(benchmark::State& state) {
   state.counters["peak_GFLOP_per_sec"] = peak;
   if (peak > 0.0) state.counters["of_peak"] = gflop_per_sec / peak;
 }
-BENCHMARK(BM_FashionCnnEpoch)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_FashionCnnEpoch)
+    ->ArgsProduct({{2}, {0, 1}})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace sluice

@@ -1,5 +1,8 @@
 #include "sluice/model/presets.h"
 
+#include <string>
+#include <string_view>
+
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
 #include "sluice/model/activation_layer.h"
@@ -15,21 +18,27 @@ namespace {
 
 using AF = ActivationFunction;
 
+struct FashionCnnWidths {
+  int64_t conv1_filters, conv2_filters, dense_units;
+};
+
 // The PyTorch/XLA MNIST tutorial on Fashion-MNIST: conv → pool → relu → BN twice, so its
-// BatchNorm layers follow PyTorch's conventions.
-Sequential fashion_cnn(const PresetInput& in) {
-  Sequential m("fashion-cnn");
+// BatchNorm layers follow PyTorch's conventions. The tutorial's widths are 10 and 20 filters and
+// 50 units.
+Sequential fashion_cnn(std::string_view name, const PresetInput& in,
+                       const FashionCnnWidths& widths) {
+  Sequential m{std::string(name)};
   m.add(Input({in.height, in.width, in.channels}));
-  m.add(std::make_unique<Conv2D>(10, 5));
+  m.add(std::make_unique<Conv2D>(widths.conv1_filters, 5));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Activation>(AF::kRelu));
   m.add(std::make_unique<BatchNormalization>(BatchNormalizationOptions::pytorch()));
-  m.add(std::make_unique<Conv2D>(20, 5));
+  m.add(std::make_unique<Conv2D>(widths.conv2_filters, 5));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Activation>(AF::kRelu));
   m.add(std::make_unique<BatchNormalization>(BatchNormalizationOptions::pytorch()));
   m.add(std::make_unique<Flatten>());
-  m.add(std::make_unique<Dense>(50, DenseOptions{.activation = AF::kRelu}));
+  m.add(std::make_unique<Dense>(widths.dense_units, DenseOptions{.activation = AF::kRelu}));
   m.add(std::make_unique<Dense>(in.classes));
   m.add(std::make_unique<Activation>(AF::kLogSoftmax));
   return m;
@@ -98,7 +107,7 @@ Sequential tpu_guide_cnn(const PresetInput& in) {
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"cats-dogs-cnn", "estimator-convnet", "fashion-cnn", "tpu-guide-cnn"};
+  return {"cats-dogs-cnn", "estimator-convnet", "fashion-cnn", "fashion-cnn-wide", "tpu-guide-cnn"};
 }
 
 Sequential make_preset(std::string_view name, uint64_t seed, const PresetInput& input) {
@@ -117,7 +126,8 @@ Sequential make_preset(std::string_view name, uint64_t seed, const PresetInput& 
     throw InvalidArgument(
         str_cat("model preset ", name, " needs at least 2 classes, got ", in.classes));
   }
-  Sequential model = name == "fashion-cnn"         ? fashion_cnn(in)
+  Sequential model = name == "fashion-cnn"         ? fashion_cnn(name, in, {10, 20, 50})
+                     : name == "fashion-cnn-wide"  ? fashion_cnn(name, in, {16, 32, 64})
                      : name == "estimator-convnet" ? estimator_convnet(in)
                      : binary                      ? cats_dogs_cnn(in)
                      : name == "tpu-guide-cnn"     ? tpu_guide_cnn(in)
@@ -132,7 +142,7 @@ Sequential make_preset(std::string_view name, uint64_t seed, const PresetInput& 
 }
 
 std::string preset_loss_name(std::string_view name) {
-  if (name == "fashion-cnn") return "nll_loss";
+  if (name == "fashion-cnn" || name == "fashion-cnn-wide") return "nll_loss";
   if (name == "estimator-convnet" || name == "tpu-guide-cnn") {
     return "sparse_categorical_crossentropy";
   }

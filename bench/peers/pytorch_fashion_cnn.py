@@ -4,12 +4,14 @@ and one full epoch of Fashion-MNIST's training split.
 
 The PyTorch/XLA MNIST tutorial's model (conv 1→10 5×5, maxpool, relu, BN, conv 10→20 5×5,
 maxpool, relu, BN, flatten 320, Dense 50 relu, Dense 10, log_softmax) trained with nll_loss and
-SGD(lr 0.01, momentum 0.5). The step is timed on random inputs after a warm-up. The epoch loads
+SGD(lr 0.01, momentum 0.5); with --wide, sluice's fashion-cnn-wide, the same network with 16 and
+32 filters and 64 units. The step is timed on random inputs after a warm-up. The epoch loads
 the 60,000 training images into memory as float32 in [0, 1] (untimed), then times a seeded shuffle
 and every batch of 128 (the last holds 96): gather, forward, loss, backward, SGD step — what
 BM_FashionCnnEpoch does. The epoch is skipped when the dataset is not installed. Run with
 Debian's python3-torch:
   /usr/bin/python3 bench/peers/pytorch_fashion_cnn.py [--steps N] [--threads T] [--data DIR]
+      [--wide]
 The last line is key=value pairs, as sluice's commands print.
 """
 import argparse
@@ -25,14 +27,14 @@ import torch.nn.functional as F
 
 
 class FashionCnn(nn.Module):
-    def __init__(self):
+    def __init__(self, conv1=10, conv2=20, dense=50):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
-        self.bn1 = nn.BatchNorm2d(10)
-        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
-        self.bn2 = nn.BatchNorm2d(20)
-        self.fc1 = nn.Linear(320, 50)
-        self.fc2 = nn.Linear(50, 10)
+        self.conv1 = nn.Conv2d(1, conv1, kernel_size=5)
+        self.bn1 = nn.BatchNorm2d(conv1)
+        self.conv2 = nn.Conv2d(conv1, conv2, kernel_size=5)
+        self.bn2 = nn.BatchNorm2d(conv2)
+        self.fc1 = nn.Linear(4 * 4 * conv2, dense)
+        self.fc2 = nn.Linear(dense, 10)
 
     def forward(self, x):
         x = self.bn1(F.relu(F.max_pool2d(self.conv1(x), 2)))
@@ -78,10 +80,12 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--wide", action="store_true", help="fashion-cnn-wide's widths")
     args = parser.parse_args()
+    widths = (16, 32, 64) if args.wide else (10, 20, 50)
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
-    model = FashionCnn()
+    model = FashionCnn(*widths)
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
     images = torch.rand(args.batch, 1, 28, 28)
@@ -101,7 +105,8 @@ def main():
         step()
     seconds = time.perf_counter() - start
     ms = seconds / args.steps * 1e3
-    result = (f"torch={torch.__version__} threads={args.threads} batch={args.batch} "
+    result = (f"torch={torch.__version__} model={'fashion-cnn-wide' if args.wide else 'fashion-cnn'} "
+              f"threads={args.threads} batch={args.batch} "
               f"steps={args.steps} ms_per_step={ms:.3f} "
               f"images_per_sec={args.batch * args.steps / seconds:.0f}")
 
@@ -112,7 +117,7 @@ def main():
         images = images.reshape(-1, 1, 28, 28)
         labels = torch.from_numpy(read_idx(labels_path).astype(np.int64))
         torch.manual_seed(1)
-        model = FashionCnn()
+        model = FashionCnn(*widths)
         model.train()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
         epoch_seconds, mean_loss = train_epoch(model, optimizer, images, labels, args.batch)

@@ -33,6 +33,26 @@ TEST(SequentialTest, FashionCnnCountsAndNames) {
   EXPECT_EQ(preset_loss_name("fashion-cnn"), "nll_loss");
 }
 
+TEST(SequentialTest, FashionCnnWideIsFashionCnnWithWholeVectorsOfFilters) {
+  Sequential m = make_preset("fashion-cnn-wide", 1);
+  EXPECT_EQ(m.name(), "fashion-cnn-wide");
+  EXPECT_EQ(m.get_layer("conv2d").output_shape(Shape({28, 28, 1})), Shape({24, 24, 16}));
+  EXPECT_EQ(m.get_layer("conv2d").count_params(), 16 * 25 + 16);
+  EXPECT_EQ(m.get_layer("conv2d_1").count_params(), 32 * 16 * 25 + 32);
+  EXPECT_EQ(m.get_layer("dense").count_params(), 4 * 4 * 32 * 64 + 64);
+  EXPECT_EQ(m.get_layer("dense_1").count_params(), 64 * 10 + 10);
+  EXPECT_EQ(m.count_params() - m.count_trainable_params(), 16 * 2 + 32 * 2);
+  EXPECT_EQ(m.output_shape(), Shape({10}));
+  EXPECT_EQ(preset_loss_name("fashion-cnn-wide"), "nll_loss");
+  EXPECT_FALSE(preset_from_logits("fashion-cnn-wide"));
+  // The same layers in the same order as fashion-cnn, only wider.
+  Sequential narrow = make_preset("fashion-cnn", 1);
+  ASSERT_EQ(m.num_layers(), narrow.num_layers());
+  for (size_t i = 0; i < m.num_layers(); ++i) {
+    EXPECT_EQ(m.layer(i).class_name(), narrow.layer(i).class_name()) << i;
+  }
+}
+
 TEST(SequentialTest, OtherPresets) {
   EXPECT_EQ(make_preset("estimator-convnet").count_params(), 93322);
   EXPECT_EQ(make_preset("cats-dogs-cnn").count_params(),
