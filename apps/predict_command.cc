@@ -18,6 +18,7 @@
 #include "apps/report.h"
 #include "apps/train_data.h"
 #include "sluice/core/errors.h"
+#include "sluice/core/threads.h"
 #include "sluice/estimator/estimator.h"
 
 namespace sluice::app {
@@ -29,10 +30,13 @@ struct PredictFlags {
   std::string grid;
   std::string output;
   uint64_t seed = 0;
+  int threads = 0;
   bool json = false;
 };
 
 void run_predict(const PredictFlags& flags) {
+  // This thread runs the model's forward passes, so it is one of the budget's threads.
+  const ThreadBudget budget(flags.threads, ThreadBudget::Caller::kComputes);
   ModelChoice choice = load_model_choice(flags.model_dir);
   const TrainData data = open_evaluation_data(choice, flags.data, flags.model_dir, "predict");
   RunConfig config;
@@ -113,6 +117,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--output", flags->output,
                   "write every prediction to this CSV file, with the header "
                   "index,label,label_name,predicted,predicted_name,confidence");
+  cmd->add_option("--threads", flags->threads, "thread budget (default: all cores)");
   cmd->add_flag("--json", flags->json, "print the last line as one JSON object");
   cmd->callback([flags] { run_predict(*flags); });
 }

@@ -510,6 +510,16 @@ TEST_F(PredictTest, OutputWritesEveryPredictionAsCsv) {
   }
   EXPECT_EQ(rows[1 + 8 * kTestPerClass].rfind("24,8,\"T-shirt, \"\"top\"\"\",", 0), 0u)
       << rows[1 + 8 * kTestPerClass];
+
+  // The thread budget changes nothing in the predictions, to the last printed digit.
+  const auto one = sluice("predict --model-dir model --output one.csv --threads 1", *dir_);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(testing::read_file((*dir_ / "one.csv").string()),
+            testing::read_file((*dir_ / "preds.csv").string()));
+  const auto refused = sluice("predict --model-dir model --threads -1", *dir_);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("thread budget must be >= 0, got -1"), std::string::npos)
+      << refused.output;
 }
 
 }  // namespace
