@@ -119,7 +119,8 @@ BENCHMARK(BM_FashionCnnPredict)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealT
 // mode then backward (no input gradient for the first layer, as in the model), with the
 // multiply-adds of both counted as 2 FLOPs each (the GFLOP counter is a rate: GFLOP/s). Arguments:
 // the layer (0: conv 5x5 1->10 on 28x28, 1: conv 5x5 10->20 on 12x12, 2: dense 320->50; 3 and 4:
-// conv1 and conv2 on im2col + GEMM, the path their direct kernels replaced).
+// conv1 and conv2 on im2col + GEMM, the path their direct kernels replaced; 5-7: fashion-cnn-wide's
+// conv 1->16 on 28x28, conv 16->32 on 12x12 and dense 512->64).
 void BM_FashionCnnLayer(benchmark::State& state) {
   struct Case {
     const char* name;
@@ -134,6 +135,9 @@ void BM_FashionCnnLayer(benchmark::State& state) {
       {"dense1", {320}, [] { return std::make_unique<Dense>(50); }, false},
       {"conv1 im2col", {28, 28, 1}, [] { return std::make_unique<Conv2D>(10, 5); }, true, true},
       {"conv2 im2col", {12, 12, 10}, [] { return std::make_unique<Conv2D>(20, 5); }, false, true},
+      {"wide conv1", {28, 28, 1}, [] { return std::make_unique<Conv2D>(16, 5); }, true},
+      {"wide conv2", {12, 12, 16}, [] { return std::make_unique<Conv2D>(32, 5); }, false},
+      {"wide dense1", {512}, [] { return std::make_unique<Dense>(64); }, false},
   };
   const Case& c = cases[state.range(0)];
   internal::force_conv_im2col(c.im2col);
@@ -160,7 +164,7 @@ void BM_FashionCnnLayer(benchmark::State& state) {
   state.counters["GFLOP"] = benchmark::Counter(flops_per_step * double(state.iterations()) / 1e9,
                                                benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_FashionCnnLayer)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_FashionCnnLayer)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // fashion-cnn's two max poolings (2×2 over conv1's [24, 24, 10] and conv2's [8, 8, 20] outputs),
 // forward in training mode then backward, at batch 128 on 2 threads, on one instruction set's
