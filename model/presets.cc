@@ -18,27 +18,31 @@ namespace {
 
 using AF = ActivationFunction;
 
-struct FashionCnnWidths {
+// What tells fashion-cnn's variants apart: the widths, and how much of each batch's statistics
+// the batch normalisations' moving averages take (PyTorch's momentum).
+struct FashionCnnSpec {
   int64_t conv1_filters, conv2_filters, dense_units;
+  float batch_norm_momentum;
 };
 
 // The PyTorch/XLA MNIST tutorial on Fashion-MNIST: conv → pool → relu → BN twice, so its
 // BatchNorm layers follow PyTorch's conventions. The tutorial's widths are 10 and 20 filters and
-// 50 units.
-Sequential fashion_cnn(std::string_view name, const PresetInput& in,
-                       const FashionCnnWidths& widths) {
+// 50 units, and its momentum PyTorch's 0.1.
+Sequential fashion_cnn(std::string_view name, const PresetInput& in, const FashionCnnSpec& spec) {
   Sequential m{std::string(name)};
+  BatchNormalizationOptions batch_norm = BatchNormalizationOptions::pytorch();
+  batch_norm.momentum = spec.batch_norm_momentum;
   m.add(Input({in.height, in.width, in.channels}));
-  m.add(std::make_unique<Conv2D>(widths.conv1_filters, 5));
+  m.add(std::make_unique<Conv2D>(spec.conv1_filters, 5));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Activation>(AF::kRelu));
-  m.add(std::make_unique<BatchNormalization>(BatchNormalizationOptions::pytorch()));
-  m.add(std::make_unique<Conv2D>(widths.conv2_filters, 5));
+  m.add(std::make_unique<BatchNormalization>(batch_norm));
+  m.add(std::make_unique<Conv2D>(spec.conv2_filters, 5));
   m.add(std::make_unique<MaxPooling2D>(2));
   m.add(std::make_unique<Activation>(AF::kRelu));
-  m.add(std::make_unique<BatchNormalization>(BatchNormalizationOptions::pytorch()));
+  m.add(std::make_unique<BatchNormalization>(batch_norm));
   m.add(std::make_unique<Flatten>());
-  m.add(std::make_unique<Dense>(widths.dense_units, DenseOptions{.activation = AF::kRelu}));
+  m.add(std::make_unique<Dense>(spec.dense_units, DenseOptions{.activation = AF::kRelu}));
   m.add(std::make_unique<Dense>(in.classes));
   m.add(std::make_unique<Activation>(AF::kLogSoftmax));
   return m;
@@ -126,8 +130,8 @@ Sequential make_preset(std::string_view name, uint64_t seed, const PresetInput& 
     throw InvalidArgument(
         str_cat("model preset ", name, " needs at least 2 classes, got ", in.classes));
   }
-  Sequential model = name == "fashion-cnn"         ? fashion_cnn(name, in, {10, 20, 50})
-                     : name == "fashion-cnn-wide"  ? fashion_cnn(name, in, {16, 32, 64})
+  Sequential model = name == "fashion-cnn"         ? fashion_cnn(name, in, {10, 20, 50, 0.1f})
+                     : name == "fashion-cnn-wide"  ? fashion_cnn(name, in, {16, 32, 64, 0.3f})
                      : name == "estimator-convnet" ? estimator_convnet(in)
                      : binary                      ? cats_dogs_cnn(in)
                      : name == "tpu-guide-cnn"     ? tpu_guide_cnn(in)
