@@ -11,7 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "sluice/core/errors.h"
@@ -43,11 +45,15 @@ int open_for_reading(const std::string& path, struct stat* st) {
   return fd;
 }
 
-// Reads up to n bytes, fewer only at the end of the file.
-size_t read_fully(int fd, const std::string& path, char* dst, size_t n) {
+// Reads up to n bytes, fewer only at the end of the file: at the file's position, or at `offset`
+// when given.
+size_t read_fully(int fd, const std::string& path, char* dst, size_t n,
+                  std::optional<uint64_t> offset = std::nullopt) {
   size_t done = 0;
   while (done < n) {
-    const ssize_t got = ::read(fd, dst + done, n - done);
+    const ssize_t got = offset
+                            ? ::pread(fd, dst + done, n - done, static_cast<off_t>(*offset + done))
+                            : ::read(fd, dst + done, n - done);
     if (got > 0) {
       done += static_cast<size_t>(got);
     } else if (got == 0) {
@@ -166,6 +172,10 @@ SequentialFile& SequentialFile::operator=(SequentialFile&& other) noexcept {
 }
 
 size_t SequentialFile::read(char* dst, size_t n) { return read_fully(fd_, path_, dst, n); }
+
+size_t SequentialFile::read_at(uint64_t offset, char* dst, size_t n) const {
+  return read_fully(fd_, path_, dst, n, offset);
+}
 
 uint64_t SequentialFile::skip(uint64_t n) {
   struct stat st {};

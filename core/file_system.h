@@ -47,6 +47,9 @@ class SequentialFile {
   // Reads up to n bytes into dst, fewer only at the end of the file. Throws DataLoss naming the
   // file on a read error.
   size_t read(char* dst, size_t n);
+  // The same for the bytes at `offset`, leaving the position read() reads from as it is; several
+  // threads may call it at once (a file read ahead on two threads).
+  size_t read_at(uint64_t offset, char* dst, size_t n) const;
   // Moves n bytes on, fewer only at the end of the file; returns how many.
   uint64_t skip(uint64_t n);
   // The file's size now.

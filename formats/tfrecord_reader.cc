@@ -9,7 +9,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "sluice/core/errors.h"
@@ -78,11 +80,14 @@ class TFRecordReader::Source {
 
 namespace {
 
-// The file read on a helper thread into a ring of kBlocks blocks, each with room in front for
-// the reader to put the unconsumed end of the previous block (see TFRecordReader::fill()). The
-// reader checks records in the blocks themselves: the only copy is the kernel's, done by the
-// helper meanwhile. The consumer side holds at most two blocks: the one lent to the reader and,
-// while it copies that block's tail, the next.
+// The file read ahead into a ring of kBlocks blocks, each with room in front for the reader to
+// put the unconsumed end of the previous block (see TFRecordReader::fill()). Block i of the file,
+// bytes [i * block_size, (i + 1) * block_size), goes to slot i % kBlocks. A helper thread reads the
+// blocks in order. The reader, when the block it needs is not there yet, reads the next unclaimed
+// block itself where the ring has room for it: copying out of the page cache is slower than the
+// CRC checks, so both threads copy. The reader checks records in the blocks themselves: the only
+// copy is the kernel's. It holds at most two blocks: the one lent to it and, while it copies that
+// block's tail, the next.
 class ReadAheadSource final : public TFRecordReader::Source {
  public:
   ReadAheadSource(const std::string& path, size_t block_size)
@@ -106,14 +111,14 @@ class ReadAheadSource final : public TFRecordReader::Source {
 
   BlockView next_block() override {
     if (pos_ < size_) {  // What read() left of the newest held block.
-      const BlockView v{blocks_[newest()].data.data(), reserve_ + pos_, reserve_ + size_};
+      const BlockView v{newest().data.data(), reserve_ + pos_, reserve_ + size_};
       pos_ = size_;
       return v;
     }
     // The reader may still copy from the block it has: keep it until the next call.
     if (!acquire(/*keep=*/1)) return {};
     pos_ = size_;
-    return {blocks_[newest()].data.data(), reserve_, reserve_ + size_};
+    return {newest().data.data(), reserve_, reserve_ + size_};
   }
 
   // Called by the reader only once it has consumed every byte it was lent.
@@ -122,7 +127,7 @@ class ReadAheadSource final : public TFRecordReader::Source {
     while (done < n) {
       if (pos_ == size_ && !acquire(/*keep=*/0)) break;
       const size_t k = std::min(n - done, size_ - pos_);
-      std::memcpy(dst + done, blocks_[newest()].data.data() + reserve_ + pos_, k);
+      std::memcpy(dst + done, newest().data.data() + reserve_ + pos_, k);
       pos_ += k;
       done += k;
     }
@@ -131,16 +136,21 @@ class ReadAheadSource final : public TFRecordReader::Source {
 
  private:
   static constexpr size_t kBlocks = 4;
+  static constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
   struct Block {
     std::vector<char> data;
+    // Set by the thread that read the block, before it publishes it through `filled`.
     size_t size = 0;  // Bytes at data[reserve_, reserve_ + size).
+    std::exception_ptr error;
+    std::atomic<uint64_t> filled{0};  // 1 + the index of the file's block it holds, once read.
   };
 
-  size_t newest() const { return (taken_ - 1) % kBlocks; }
+  Block& slot(uint64_t block) { return blocks_[block % kBlocks]; }
+  Block& newest() { return slot(taken_ - 1); }
 
-  // Returns once `ready()` or after kSpin. A block is handed over every few tens of microseconds,
-  // sooner than a thread asleep on the condition variable wakes (a futex round trip, which costs
-  // most in a VM), and a reader that reads ahead owns the second core meanwhile.
+  // Returns once `ready()` or after kSpin. A block is ready every few tens of microseconds, sooner
+  // than a thread asleep on the condition variable wakes (a futex round trip, which costs most in
+  // a VM), and a reader that reads ahead owns the second core meanwhile.
   template <typename Ready>
   static void spin_until(const Ready& ready) {
     constexpr auto kSpin = std::chrono::microseconds(100);
@@ -153,8 +163,55 @@ class ReadAheadSource final : public TFRecordReader::Source {
     }
   }
 
+  // Waits for `ready()`: spins, then sleeps on cv_ (whatever changes it is changed under mu_).
+  template <typename Ready>
+  void wait_until(const Ready& ready) {
+    spin_until(ready);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, ready);
+  }
+
+  // Whether claim() would find a block, or nothing is left to claim.
+  bool claimable_or_done() const {
+    const uint64_t next = next_.load(std::memory_order_acquire);
+    return next > end_.load(std::memory_order_acquire) ||
+           next - consumed_.load(std::memory_order_acquire) < kBlocks;
+  }
+
+  // The next block nobody reads yet, where its slot is free and the file does not end before it.
+  std::optional<uint64_t> claim() {
+    uint64_t next = next_.load(std::memory_order_acquire);
+    while (next <= end_.load(std::memory_order_acquire) &&
+           next - consumed_.load(std::memory_order_acquire) < kBlocks) {
+      if (next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel)) return next;
+    }
+    return std::nullopt;
+  }
+
+  // Reads `block` into its slot and hands it over. A short or failed read is the file's last.
+  void fill(uint64_t block) {
+    Block& b = slot(block);
+    b.size = 0;
+    b.error = nullptr;
+    try {
+      b.size = file_.read_at(block * block_size_, b.data.data() + reserve_, block_size_);
+    } catch (...) {
+      b.error = std::current_exception();
+    }
+    if (b.error || b.size < block_size_) {
+      uint64_t end = end_.load(std::memory_order_acquire);
+      while (block < end && !end_.compare_exchange_weak(end, block, std::memory_order_acq_rel)) {
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      b.filled.store(block + 1, std::memory_order_release);
+    }
+    cv_.notify_all();
+  }
+
   // Gives back all held blocks but the `keep` newest, then takes the next one; false at the end
-  // of the file. Rethrows the helper's read error once the blocks read before it are taken.
+  // of the file. Rethrows a read error once the blocks before it are taken.
   bool acquire(uint64_t keep) {
     if (taken_ - consumed_.load(std::memory_order_relaxed) > keep) {
       {
@@ -163,64 +220,40 @@ class ReadAheadSource final : public TFRecordReader::Source {
       }
       cv_.notify_all();
     }
+    const uint64_t block = taken_;
+    Block& b = slot(block);
     auto ready = [&] {
-      return produced_.load(std::memory_order_acquire) > taken_ ||
-             finished_.load(std::memory_order_acquire);
+      return b.filled.load(std::memory_order_acquire) == block + 1 ||
+             block > end_.load(std::memory_order_acquire);
     };
-    spin_until(ready);
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, ready);
-    if (produced_.load(std::memory_order_relaxed) == taken_) {
-      if (error_) std::rethrow_exception(error_);
-      return false;
+    while (!ready()) {
+      if (const std::optional<uint64_t> other = claim()) {
+        fill(*other);
+      } else {
+        // Only giving back blocks, which this thread does, makes more claimable.
+        wait_until(ready);
+      }
     }
+    if (block > end_.load(std::memory_order_acquire)) return false;
     ++taken_;
-    size_ = blocks_[newest()].size;
+    size_ = 0;
     pos_ = 0;
-    return true;
+    if (b.error) std::rethrow_exception(b.error);
+    size_ = b.size;
+    return size_ > 0;
   }
 
   void run() {
     // Named, as the feeders are, so that a debugger or a thread count can tell it apart.
     pthread_setname_np(pthread_self(), "sluice-readahead");
-    for (;;) {
-      size_t slot;
-      {
-        // Blocks taken but not given back are the consumer's: never overwritten.
-        auto room = [&] {
-          return stop_.load(std::memory_order_acquire) ||
-                 produced_.load(std::memory_order_relaxed) -
-                         consumed_.load(std::memory_order_acquire) <
-                     kBlocks;
-        };
-        spin_until(room);
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, room);
-        if (stop_.load(std::memory_order_relaxed)) return;
-        slot = produced_.load(std::memory_order_relaxed) % kBlocks;
+    while (!stop_.load(std::memory_order_acquire)) {
+      if (const std::optional<uint64_t> block = claim()) {
+        fill(*block);
+      } else if (next_.load(std::memory_order_acquire) > end_.load(std::memory_order_acquire)) {
+        return;
+      } else {
+        wait_until([&] { return stop_.load(std::memory_order_acquire) || claimable_or_done(); });
       }
-      size_t got = 0;
-      std::exception_ptr error;
-      try {
-        got = file_.read(blocks_[slot].data.data() + reserve_, block_size_);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      bool finished = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (got > 0) {
-          blocks_[slot].size = got;
-          produced_.fetch_add(1, std::memory_order_release);
-        }
-        if (error || got < block_size_) {
-          error_ = error;
-          finished_.store(true, std::memory_order_release);
-          finished = true;
-        }
-      }
-      cv_.notify_all();
-      if (finished) return;
     }
   }
 
@@ -228,22 +261,20 @@ class ReadAheadSource final : public TFRecordReader::Source {
   const size_t block_size_;
   const size_t reserve_;
   std::array<Block, kBlocks> blocks_;
-  // Consumer side: bytes [pos_, size_) of the newest taken block are not yet handed out.
+  // The reader's side: blocks [consumed_, taken_) are held, and bytes [pos_, size_) of the newest
+  // are not yet handed out.
+  uint64_t taken_ = 0;
   size_t size_ = 0;
   size_t pos_ = 0;
-  // Blocks [consumed_, taken_) are held by the consumer, [taken_, produced_) are ready. The
-  // shared counts and flags change under mu_, so that a thread asleep on cv_ misses no change,
-  // and are read without it while spinning. taken_ is the consumer's own.
+  // Shared: read without mu_ while spinning, changed under it where a sleeper waits on the change
+  // (consumed_, filled, stop_), so that none misses it.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::atomic<uint64_t> produced_{0};
-  uint64_t taken_ = 0;
   std::atomic<uint64_t> consumed_{0};
-  // The helper has read its last block (end of file or error).
-  std::atomic<bool> finished_{false};
+  std::atomic<uint64_t> next_{0};      // The next block to claim.
+  std::atomic<uint64_t> end_{kNoEnd};  // The file's last block, once a read came back short.
   std::atomic<bool> stop_{false};
-  std::exception_ptr error_;  // Under mu_.
-  std::thread helper_;        // Last: started once everything above exists.
+  std::thread helper_;  // Last: started once everything above exists.
 };
 
 // The file's bytes as stored or inflated (formats/input_stream.h). A compressed stream that is

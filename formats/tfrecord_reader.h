@@ -5,8 +5,8 @@
 // Buffers: one read buffer of `buffer_size` bytes, for ZLIB/GZIP also a compressed-input buffer of
 // that size, and one scratch string for large records (the latest one only; it grows as the
 // record's bytes arrive, never ahead of them by more than 4 MiB, up to `max_record_size`); with
-// read_ahead, four blocks of about 1.25 * `buffer_size` filled by the helper thread instead of the
-// read buffer.
+// read_ahead, four blocks of about 1.25 * `buffer_size` filled by the helper thread and the calling
+// thread instead of the read buffer.
 // Thread safety: none; use one reader per thread. Readers are movable, not copyable.
 #pragma once
 
@@ -33,10 +33,11 @@ struct TFRecordReaderOptions {
   // buffer and copied once; records of a quarter of it or more are read from the stream directly
   // into their destination.
   size_t buffer_size = 256 << 10;
-  // Uncompressed files only (ignored otherwise): read the file on a helper thread owned by the
-  // reader, into four blocks of about 1.25 * buffer_size (in place of the read buffer), so that
-  // the kernel's copy out of the page cache overlaps with the CRC checks on the calling thread,
-  // which checks the records in those blocks. Costs a second core while reading.
+  // Uncompressed files only (ignored otherwise): read the file ahead into four blocks of about
+  // 1.25 * buffer_size (in place of the read buffer), on a helper thread owned by the reader and,
+  // whenever the block it needs is not there yet, on the calling thread too, which checks the
+  // records in those blocks. The kernel's copy out of the page cache, the slowest part, then runs
+  // on two cores, beside the CRC checks. Costs a second core while reading.
   bool read_ahead = false;
   // A record whose length field says more is ResourceExhausted before any of it is read. Raise it
   // for files of larger records; it bounds the memory a reader can be made to use.

@@ -270,5 +270,20 @@ TEST_F(FileSystemTest, SequentialReadsAndSkipsStopAtTheEnd) {
   EXPECT_THROW(SequentialFile(dir_.string()), InvalidArgument);
 }
 
+TEST_F(FileSystemTest, ReadsAtAnOffsetLeaveThePositionAlone) {
+  testing::write_file(path("f"), "0123456789");
+  SequentialFile file(path("f"));
+  char buffer[4];
+  ASSERT_EQ(file.read(buffer, 2), 2u);
+  ASSERT_EQ(file.read_at(5, buffer, 4), 4u);
+  EXPECT_EQ(std::string(buffer, 4), "5678");
+  ASSERT_EQ(file.read_at(8, buffer, 4), 2u);  // Short at the end.
+  EXPECT_EQ(std::string(buffer, 2), "89");
+  EXPECT_EQ(file.read_at(10, buffer, 4), 0u);
+  EXPECT_EQ(file.read_at(1000, buffer, 4), 0u);
+  ASSERT_EQ(file.read(buffer, 3), 3u);  // read() goes on where it was.
+  EXPECT_EQ(std::string(buffer, 3), "234");
+}
+
 }  // namespace
 }  // namespace sluice

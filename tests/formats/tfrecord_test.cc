@@ -330,6 +330,7 @@ TEST_F(TFRecordTest, EmptyFilesHaveNoRecords) {
   for (Compression c : {Compression::kNone, Compression::kZlib, Compression::kGzip}) {
     EXPECT_TRUE(read_all(path("empty"), c).empty());
   }
+  EXPECT_TRUE(read_all(path("empty"), Compression::kNone, 4096, /*read_ahead=*/true).empty());
   write_all(path("empty_gz"), {}, Compression::kGzip);
   EXPECT_TRUE(read_all(path("empty_gz"), Compression::kGzip).empty());
 }
@@ -424,7 +425,8 @@ TEST_F(TFRecordTest, TruncationAtEveryOffsetOfTheLastRecord) {
 }
 
 // Records of every size, small ones checked in the buffer and large ones read past it, across
-// the helper's block boundaries; and a reader dropped while the helper waits for room.
+// the boundaries of blocks read by either thread; and a reader dropped while the helper waits for
+// room.
 TEST_F(TFRecordTest, ReadAheadReadsExactlyWhatThePlainReaderReads) {
   std::mt19937 rng(5);
   std::vector<std::string> records;
@@ -437,6 +439,12 @@ TEST_F(TFRecordTest, ReadAheadReadsExactlyWhatThePlainReaderReads) {
   write_all(path("mixed"), records);
   for (size_t buffer : {size_t{64}, size_t{300}, size_t{4096}, size_t{10000}, size_t{256 << 10}}) {
     EXPECT_EQ(read_all(path("mixed"), Compression::kNone, buffer, true), records) << buffer;
+  }
+  // A file that ends exactly at the end of a block: 30 records of 116 bytes in 10 or 30 blocks.
+  const std::vector<std::string> even(30, std::string(100, 'e'));
+  write_all(path("even"), even);
+  for (size_t buffer : {size_t{116}, size_t{348}}) {
+    EXPECT_EQ(read_all(path("even"), Compression::kNone, buffer, true), even) << buffer;
   }
   // Compressed files ignore the option.
   write_all(path("mixed.gz"), records, Compression::kGzip);
