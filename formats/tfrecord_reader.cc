@@ -171,18 +171,20 @@ class ReadAheadSource final : public TFRecordReader::Source {
     cv_.wait(lock, ready);
   }
 
-  // Whether claim() would find a block, or nothing is left to claim.
-  bool claimable_or_done() const {
-    const uint64_t next = next_.load(std::memory_order_acquire);
-    return next > end_.load(std::memory_order_acquire) ||
-           next - consumed_.load(std::memory_order_acquire) < kBlocks;
+  // Whether every block up to the file's end has been claimed.
+  bool all_claimed() const {
+    return next_.load(std::memory_order_acquire) > end_.load(std::memory_order_acquire);
+  }
+  // Whether `block` is in the file as far as known, and its slot is free.
+  bool claimable(uint64_t block) const {
+    return block <= end_.load(std::memory_order_acquire) &&
+           block - consumed_.load(std::memory_order_acquire) < kBlocks;
   }
 
-  // The next block nobody reads yet, where its slot is free and the file does not end before it.
+  // The next block nobody reads yet, if claimable.
   std::optional<uint64_t> claim() {
     uint64_t next = next_.load(std::memory_order_acquire);
-    while (next <= end_.load(std::memory_order_acquire) &&
-           next - consumed_.load(std::memory_order_acquire) < kBlocks) {
+    while (claimable(next)) {
       if (next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel)) return next;
     }
     return std::nullopt;
@@ -249,10 +251,13 @@ class ReadAheadSource final : public TFRecordReader::Source {
     while (!stop_.load(std::memory_order_acquire)) {
       if (const std::optional<uint64_t> block = claim()) {
         fill(*block);
-      } else if (next_.load(std::memory_order_acquire) > end_.load(std::memory_order_acquire)) {
+      } else if (all_claimed()) {
         return;
       } else {
-        wait_until([&] { return stop_.load(std::memory_order_acquire) || claimable_or_done(); });
+        wait_until([&] {
+          return stop_.load(std::memory_order_acquire) || all_claimed() ||
+                 claimable(next_.load(std::memory_order_acquire));
+        });
       }
     }
   }
