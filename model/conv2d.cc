@@ -244,6 +244,7 @@ struct Conv2D::Workspace {
   oneapi::tbb::enumerable_thread_specific<Buffers> buffers;
   std::vector<float> partial;        // kGradientChunks × (kernel + bias) partial gradients.
   std::vector<float> padded_kernel;  // the direct kernels' kernel and bias
+  std::vector<float> window_kernel;  // the direct input gradient's kernel
 };
 
 Conv2D::~Conv2D() = default;
@@ -329,8 +330,8 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   const bool linear = options_.activation == ActivationFunction::kLinear;
 
   const bool input_gradient = input_gradient_needed();
-  // The direct kernels compute the kernel gradient; the input gradient, where needed, scatters
-  // the patches' gradient back onto the images, whose patches need not be built for it.
+  // The direct kernels compute the kernel gradient and, where needed, the input gradient. Without
+  // them the input gradient scatters the patches' gradient back onto the images.
   const std::optional<internal::DirectConv> direct = direct_geometry(g, filters_);
   // Each chunk's kernel gradient, its rows of filters padded where the direct kernels run.
   const int64_t partial_kernel = direct ? direct->taps() * direct->filters_stride() : kernel_size;
@@ -344,6 +345,10 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
   float* dx = input_gradient ? grad_input.data<float>() : nullptr;
   const int64_t per_block = images_per_block(g);
   const int64_t chunks = std::min(batch, kGradientChunks);
+  if (direct && input_gradient) {
+    workspace_->window_kernel.resize(static_cast<size_t>(direct->window_kernel_floats()));
+    internal::window_kernel(*direct, kernel, workspace_->window_kernel.data());
+  }
   std::vector<float>& partial = workspace_->partial;
   partial.assign(static_cast<size_t>(std::max<int64_t>(chunks, 1) * partial_size), 0.0f);
 
@@ -388,11 +393,19 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
               }
             }
             if (!input_gradient) continue;
+            float* dx_block = dx + n0 * g.image_size();
+            std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
+            if (direct) {
+              for (int64_t i = 0; i < count; ++i) {
+                internal::direct_conv_input_gradient(*direct, dz + i * out_size,
+                                                     workspace_->window_kernel.data(), nullptr,
+                                                     dx_block + i * g.image_size());
+              }
+              continue;
+            }
             // dpatches = dz · Kᵀ, scattered back onto the images.
             buffers.dpatches.resize(std::max(buffers.dpatches.size(), patch_floats));
             float* dpatches = buffers.dpatches.data();
-            float* dx_block = dx + n0 * g.image_size();
-            std::fill(dx_block, dx_block + count * g.image_size(), 0.0f);
             if (g.transposed()) {
               internal::gemm(false, true, g.patch(), rows, filters_, kernel, dz, dpatches, false);
               col2im_transposed(g, dpatches, count, dx_block);

@@ -4,7 +4,10 @@
 // multiply-add takes one pixel, broadcast, times a vector of the kernel's filters, and each
 // element's sum runs over the taps (or, for the kernel gradient, the output positions) in the same
 // order. So both paths give the same results bit for bit wherever im2col + GEMM takes the tile
-// kernel, which is where these run (direct_conv_runs).
+// kernel, which is where these run (direct_conv_runs). The input gradient's kernel multiplies each
+// upstream gradient, broadcast, by a vector of a window row's taps, and adds the sums straight onto
+// the image instead of GEMM's patches and col2im's scatter; its sums over the filters run in order,
+// where Eigen's GEMM may group them, so it matches that path to rounding.
 //
 // The kernels are compiled per instruction set like the GEMM kernels (direct_conv_kernels.h) and
 // chosen with them (gemm.cc), so force_gemm_kernel() chooses these too.
@@ -31,6 +34,11 @@ struct DirectConv {
   int64_t filters_stride() const { return (filters + 15) / 16 * 16; }
   // The padded kernel: taps() rows of filters_stride(), then the bias.
   int64_t padded_kernel_floats() const { return (taps() + 1) * filters_stride(); }
+  // A window row's taps (kw · c of them) padded with zeros to whole vectors of every instruction
+  // set, and the window-row kernel: for each ky and filter, that filter's weights of the row's
+  // taps.
+  int64_t run_stride() const { return (kw * c + 15) / 16 * 16; }
+  int64_t window_kernel_floats() const { return kh * filters * run_stride(); }
 };
 
 // Whether the direct kernels run for `g`: on CPUs with SIMD, where im2col + GEMM would take the
@@ -55,6 +63,17 @@ void direct_conv_forward(const DirectConv& g, const float* image, const float* p
 // `filters` hold anything: fold_kernel_gradient() reads only the filters.
 void direct_conv_kernel_gradient(const DirectConv& g, const float* image, const float* dout,
                                  float* scratch, float* gradient);
+
+// window[kh, filters, run_stride()] = the kernel [kh, kw, c, filters] with each window row's taps
+// gathered per filter, zeros past them.
+void window_kernel(const DirectConv& g, const float* kernel, float* window);
+
+// dx[h, w, c] += the input gradient of one image for the upstream gradient dout[oh, ow, filters],
+// given window_kernel(): each position's window times the filters' gradients summed over the
+// filters in order, added onto the image in the order of the output positions, as im2col + GEMM +
+// col2im add them. `scratch` is unused.
+void direct_conv_input_gradient(const DirectConv& g, const float* dout, const float* window_kernel,
+                                float* scratch, float* dx);
 
 // dkernel[taps(), filters] += the filters of gradient[taps(), filters_stride()].
 void fold_kernel_gradient(const DirectConv& g, const float* gradient, float* dkernel);

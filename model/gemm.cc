@@ -38,6 +38,10 @@ void direct_conv_forward_avx512(const DirectConv& g, const float* image, const f
                                 float* scratch, float* out);
 void direct_conv_kernel_gradient_avx512(const DirectConv& g, const float* image, const float* dout,
                                         float* scratch, float* gradient);
+void direct_conv_input_gradient_avx2(const DirectConv& g, const float* dout,
+                                     const float* window_kernel, float* scratch, float* dx);
+void direct_conv_input_gradient_avx512(const DirectConv& g, const float* dout,
+                                       const float* window_kernel, float* scratch, float* dx);
 void max_pool_avx2(const MaxPool& g, const float* image, float* out, int32_t* arg);
 void max_pool_avx512(const MaxPool& g, const float* image, float* out, int32_t* arg);
 #endif
@@ -48,7 +52,8 @@ using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_
                           const float*, float*, bool);
 using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
-// direct_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch, out).
+// direct_conv.h's forward, kernel gradient and input gradient: (geometry, image or dout, kernel or
+// dout, scratch, out).
 using DirectConvKernel = void (*)(const DirectConv&, const float*, const float*, float*, float*);
 using MaxPoolKernel = void (*)(const MaxPool&, const float*, float*, int32_t*);
 
@@ -60,6 +65,7 @@ struct Kernels {
   TileRows tiles;
   DirectConvKernel conv_forward;
   DirectConvKernel conv_gradient;
+  DirectConvKernel conv_input_gradient;
   MaxPoolKernel max_pool;
 };
 
@@ -69,10 +75,11 @@ constexpr Kernels kBaseline{"baseline",
                             tile_gemm_rows,
                             direct_conv::forward,
                             direct_conv::kernel_gradient,
+                            direct_conv::input_gradient,
                             max_pool_kernel::image_max};
 #else
-constexpr Kernels kBaseline{"baseline", eigen_gemm_rows, nullptr,
-                            nullptr,    nullptr,         max_pool_kernel::image_max};
+constexpr Kernels kBaseline{"baseline", eigen_gemm_rows,           nullptr, nullptr, nullptr,
+                            nullptr,    max_pool_kernel::image_max};
 #endif
 
 // The kernels this CPU runs, narrowest first.
@@ -85,12 +92,14 @@ const std::vector<const Kernels*>& available_kernels() {
                                    tile_gemm_rows_avx2,
                                    direct_conv_forward_avx2,
                                    direct_conv_kernel_gradient_avx2,
+                                   direct_conv_input_gradient_avx2,
                                    max_pool_avx2};
     static constexpr Kernels kAvx512{"avx512",
                                      gemm_rows_avx512,
                                      tile_gemm_rows_avx512,
                                      direct_conv_forward_avx512,
                                      direct_conv_kernel_gradient_avx512,
+                                     direct_conv_input_gradient_avx512,
                                      max_pool_avx512};
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
@@ -199,6 +208,11 @@ void direct_conv_forward(const DirectConv& g, const float* image, const float* p
 void direct_conv_kernel_gradient(const DirectConv& g, const float* image, const float* dout,
                                  float* scratch, float* gradient) {
   kernels().conv_gradient(g, image, dout, scratch, gradient);
+}
+
+void direct_conv_input_gradient(const DirectConv& g, const float* dout, const float* window_kernel,
+                                float* scratch, float* dx) {
+  kernels().conv_input_gradient(g, dout, window_kernel, scratch, dx);
 }
 
 void max_pool(const MaxPool& g, const float* image, float* out, int32_t* arg) {

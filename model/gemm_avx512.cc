@@ -32,6 +32,11 @@ void direct_conv_kernel_gradient_avx512(const DirectConv& g, const float* image,
   direct_conv::kernel_gradient(g, image, dout, scratch, gradient);
 }
 
+void direct_conv_input_gradient_avx512(const DirectConv& g, const float* dout,
+                                       const float* window_kernel, float* scratch, float* dx) {
+  direct_conv::input_gradient(g, dout, window_kernel, scratch, dx);
+}
+
 void max_pool_avx512(const MaxPool& g, const float* image, float* out, int32_t* arg) {
   max_pool_kernel::image_max(g, image, out, arg);
 }
