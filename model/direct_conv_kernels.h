@@ -80,9 +80,31 @@ void pad_image(const DirectConv& g, const float* image, float* padded) {
   }
 }
 
+// A forward tile's sums plus the bias, stored. Unless `exact`, a position's last vector is stored
+// whole even past its filters, onto the positions after it, which are stored later.
+template <int64_t kTileRows, int64_t kTileVectors>
+inline void store_tile(const DirectConv& g, const float* kernel,
+                       const Vec (&acc)[kTileRows][kTileVectors], int64_t oy, int64_t ox,
+                       int64_t v0, bool exact, float* out) {
+  const float* bias = kernel + g.taps() * g.filters_stride() + v0 * kLanes;
+  const int64_t last_lanes = g.filters - (v0 + kTileVectors - 1) * kLanes;
+  // Unrolled, or GCC keeps a tile of many rows' sums in memory throughout.
+#pragma GCC unroll 24
+  for (int64_t r = 0; r < kTileRows; ++r) {
+    float* to = out + (oy * g.ow + ox + r) * g.filters + v0 * kLanes;
+    for (int64_t v = 0; v < kTileVectors; ++v) {
+      const Vec sum = add(acc[r][v], load(bias + v * kLanes));
+      if (exact && v == kTileVectors - 1 && last_lanes < kLanes) {
+        store_part(to + v * kLanes, sum, last_lanes);
+      } else {
+        store(to + v * kLanes, sum);
+      }
+    }
+  }
+}
+
 // Output positions (oy, ox .. ox + kTileRows), filter vectors [v0, v0 + kTileVectors): the sum over
-// the taps, then the bias. Unless `exact`, a position's last vector is stored whole even past its
-// filters, onto the positions after it, which are stored later.
+// the taps, then the bias.
 template <int64_t kTileRows, int64_t kTileVectors>
 inline void forward_tile(const DirectConv& g, const float* padded, const float* kernel, int64_t oy,
                          int64_t ox, int64_t v0, bool exact, float* out) {
@@ -109,19 +131,56 @@ inline void forward_tile(const DirectConv& g, const float* padded, const float* 
       }
     }
   }
-  const float* bias = kernel + g.taps() * stride + v0 * kLanes;
-  const int64_t last_lanes = g.filters - (v0 + kTileVectors - 1) * kLanes;
+  store_tile<kTileRows, kTileVectors>(g, kernel, acc, oy, ox, v0, exact, out);
+}
+
+// forward_tile for one input channel and a unit horizontal stride (a first layer of grey images),
+// with the kernel's width kKw a constant: the tile's pixels of a window row are one run, each
+// broadcast once and multiplied by every tap it meets, the row's weights held in registers. Each
+// position still adds its taps in the kernel's order, so the sums are forward_tile's bit for bit;
+// but forward_tile broadcasts a pixel per tap and position, and spends more time finding the
+// pixels of a row of kKw taps than multiplying them.
+template <int64_t kTileRows, int64_t kTileVectors, int64_t kKw>
+inline void single_channel_tile(const DirectConv& g, const float* padded, const float* kernel,
+                                int64_t oy, int64_t ox, int64_t v0, bool exact, float* out) {
+  const int64_t stride = g.filters_stride();
+  const int64_t width = g.padded_width();
+  Vec acc[kTileRows][kTileVectors];
   for (int64_t r = 0; r < kTileRows; ++r) {
-    float* to = out + (oy * g.ow + ox + r) * g.filters + v0 * kLanes;
-    for (int64_t v = 0; v < kTileVectors; ++v) {
-      const Vec sum = add(acc[r][v], load(bias + v * kLanes));
-      if (exact && v == kTileVectors - 1 && last_lanes < kLanes) {
-        store_part(to + v * kLanes, sum, last_lanes);
-      } else {
-        store(to + v * kLanes, sum);
+    for (int64_t v = 0; v < kTileVectors; ++v) acc[r][v] = broadcast(0.0f);
+  }
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    Vec weights[kKw][kTileVectors];
+    for (int64_t kx = 0; kx < kKw; ++kx) {
+      for (int64_t v = 0; v < kTileVectors; ++v) {
+        weights[kx][v] = load(kernel + (ky * kKw + kx) * stride + (v0 + v) * kLanes);
+      }
+    }
+    const float* pixels = padded + (oy * g.sh + ky) * width + ox;
+    // Unrolled whole, so that every accumulator's index is a constant and it stays in a register.
+#pragma GCC unroll 32
+    for (int64_t j = 0; j < kTileRows + kKw - 1; ++j) {
+      const Vec x = broadcast(pixels[j]);
+#pragma GCC unroll 8
+      for (int64_t kx = 0; kx < kKw; ++kx) {
+        const int64_t r = j - kx;  // The position whose tap kx this pixel is.
+        if (r < 0 || r >= kTileRows) continue;
+        for (int64_t v = 0; v < kTileVectors; ++v) {
+          acc[r][v] = multiply_add(x, weights[kx][v], acc[r][v]);
+        }
       }
     }
   }
+  store_tile<kTileRows, kTileVectors>(g, kernel, acc, oy, ox, v0, exact, out);
+}
+
+// The vector registers of the instruction set, and the rows of single_channel_tile that leave room
+// in them for its weights and the broadcast pixel beside the accumulators. Fewer rows than the
+// least it takes (wide strips of filters on SSE and AVX2) leave forward_tile the strip.
+constexpr int64_t kRegisters = kLanes == 16 ? 32 : 16;
+constexpr int64_t kMinSingleChannelRows = 4;
+constexpr int64_t single_channel_rows(int64_t vectors, int64_t kw) {
+  return std::min(accumulators(vectors), kRegisters - 1 - kw * vectors) / vectors;
 }
 
 void forward(const DirectConv& g, const float* image, const float* padded_kernel, float* scratch,
@@ -132,15 +191,37 @@ void forward(const DirectConv& g, const float* image, const float* padded_kernel
   // position's first strip, stored before it. The last tiles could spill past the image's end.
   const bool one_strip = vectors <= kMaxVectors;
   const int64_t image_floats = g.oh * g.ow * g.filters;
+  const auto exact = [&](int64_t oy, int64_t ox, int64_t rows) {
+    return !one_strip || (oy * g.ow + ox + rows - 1) * g.filters + vectors * kLanes > image_floats;
+  };
+  // A single channel of rows of 3 or 5 taps: single_channel_tile, where the registers hold them.
+  const int64_t single_kw = g.c == 1 && g.sw == 1 && (g.kw == 3 || g.kw == 5) ? g.kw : 0;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     for_each_strip(g, [&](int64_t v0, auto strip_vectors) {
       constexpr int64_t kTileVectors = strip_vectors();
-      constexpr int64_t kTileRows = accumulators(kTileVectors) / kTileVectors;
-      for_each_tile<kTileRows>(g.ow, [&](int64_t ox, auto rows) {
-        const int64_t spill_end = (oy * g.ow + ox + rows() - 1) * g.filters + vectors * kLanes;
-        const bool exact = !one_strip || spill_end > image_floats;
-        forward_tile<rows(), kTileVectors>(g, scratch, padded_kernel, oy, ox, v0, exact, out);
-      });
+      const auto any_channels = [&] {
+        for_each_tile<accumulators(kTileVectors) / kTileVectors>(g.ow, [&](int64_t ox, auto rows) {
+          forward_tile<rows(), kTileVectors>(g, scratch, padded_kernel, oy, ox, v0,
+                                             exact(oy, ox, rows()), out);
+        });
+      };
+      const auto single_channel = [&](auto kw) {
+        if constexpr (single_channel_rows(kTileVectors, kw()) >= kMinSingleChannelRows) {
+          for_each_tile<single_channel_rows(kTileVectors, kw())>(g.ow, [&](int64_t ox, auto rows) {
+            single_channel_tile<rows(), kTileVectors, kw()>(g, scratch, padded_kernel, oy, ox, v0,
+                                                            exact(oy, ox, rows()), out);
+          });
+        } else {
+          any_channels();
+        }
+      };
+      if (single_kw == 3) {
+        single_channel(Constant<3>{});
+      } else if (single_kw == 5) {
+        single_channel(Constant<5>{});
+      } else {
+        any_channels();
+      }
     });
   }
 }
