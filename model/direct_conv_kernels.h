@@ -290,11 +290,90 @@ inline void gradient_tile(const DirectConv& g, const float* padded, const float*
   }
 }
 
+// The output positions single_channel_gradient_tile takes at a time, and the window rows of taps
+// it sums with them: as many as the registers hold beside the upstream gradients.
+constexpr int64_t kSingleChannelPositions = 8;
+constexpr int64_t single_channel_gradient_rows(int64_t kw) {
+  return std::min<int64_t>(4, (kRegisters - 1 - kSingleChannelPositions) / kw);
+}
+
+// gradient_tile for one input channel, a unit horizontal stride and one vector of filters, with
+// the kernel's width kKw a constant: the taps of window rows [ky0, ky0 + kRows). The upstream
+// gradients of kSingleChannelPositions positions along an output row are loaded once, and each
+// pixel of the window rows they cover broadcast once for every tap it meets there. Each tap still
+// sums the positions in order, so the gradient is gradient_tile's bit for bit.
+template <int64_t kRows, int64_t kKw>
+inline void single_channel_gradient_tile(const DirectConv& g, const float* padded,
+                                         const float* dout, int64_t ky0, int64_t v0,
+                                         float* gradient) {
+  constexpr int64_t kPositions = kSingleChannelPositions;
+  const int64_t stride = g.filters_stride();
+  const int64_t width = g.padded_width();
+  const int64_t image_floats = g.oh * g.ow * g.filters;
+  Vec acc[kRows][kKw];
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t kx = 0; kx < kKw; ++kx) {
+      acc[i][kx] = load(gradient + ((ky0 + i) * kKw + kx) * stride + v0 * kLanes);
+    }
+  }
+  // Positions [ox0, ox0 + count) of output row oy; a row's last few (count < kPositions) take the
+  // checked loop, which reads no pixel past the padded row.
+  const auto add_positions = [&](int64_t oy, int64_t ox0, int64_t count, auto whole) {
+    Vec upstream[kPositions];
+#pragma GCC unroll 16
+    for (int64_t p = 0; p < kPositions; ++p) {
+      // Whole vectors past the filters, except at the end of the image's upstream gradient.
+      const int64_t at = (oy * g.ow + ox0 + p) * g.filters + v0 * kLanes;
+      const int64_t left = p < count ? std::clamp<int64_t>(image_floats - at, 0, kLanes) : 0;
+      upstream[p] = left == kLanes ? load(dout + at)
+                    : left > 0     ? load_part(dout + at, left)
+                                   : broadcast(0.0f);
+    }
+    for (int64_t i = 0; i < kRows; ++i) {
+      const float* pixels = padded + (oy * g.sh + ky0 + i) * width + ox0;
+#pragma GCC unroll 32
+      for (int64_t j = 0; j < kPositions + kKw - 1; ++j) {
+        if (!whole() && j >= count + kKw - 1) break;
+        const Vec x = broadcast(pixels[j]);
+#pragma GCC unroll 8
+        for (int64_t kx = 0; kx < kKw; ++kx) {
+          const int64_t p = j - kx;  // The position whose tap kx this pixel is.
+          if (p < 0 || p >= kPositions || (!whole() && p >= count)) continue;
+          acc[i][kx] = multiply_add(x, upstream[p], acc[i][kx]);
+        }
+      }
+    }
+  };
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    int64_t ox0 = 0;
+    for (; ox0 + kPositions <= g.ow; ox0 += kPositions) {
+      add_positions(oy, ox0, kPositions, std::true_type{});
+    }
+    if (ox0 < g.ow) add_positions(oy, ox0, g.ow - ox0, std::false_type{});
+  }
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t kx = 0; kx < kKw; ++kx) {
+      store(gradient + ((ky0 + i) * kKw + kx) * stride + v0 * kLanes, acc[i][kx]);
+    }
+  }
+}
+
 void kernel_gradient(const DirectConv& g, const float* image, const float* dout, float* scratch,
                      float* gradient) {
   pad_image(g, image, scratch);
+  // A single channel of rows of 3 or 5 taps: single_channel_gradient_tile, for a vector of filters.
+  const int64_t single_kw = g.c == 1 && g.sw == 1 && (g.kw == 3 || g.kw == 5) ? g.kw : 0;
   for_each_strip(g, [&](int64_t v0, auto strip_vectors) {
     constexpr int64_t kTileVectors = strip_vectors();
+    const auto single_channel = [&](auto kw) {
+      for_each_tile<single_channel_gradient_rows(kw())>(g.kh, [&](int64_t ky0, auto rows) {
+        single_channel_gradient_tile<rows(), kw()>(g, scratch, dout, ky0, v0, gradient);
+      });
+    };
+    if constexpr (kTileVectors == 1) {
+      if (single_kw == 3) return single_channel(Constant<3>{});
+      if (single_kw == 5) return single_channel(Constant<5>{});
+    }
     constexpr int64_t kTileTaps = accumulators(kTileVectors) / kTileVectors;
     for_each_tile<kTileTaps>(g.taps(), [&](int64_t t0, auto taps) {
       gradient_tile<taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
