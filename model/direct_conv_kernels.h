@@ -391,8 +391,8 @@ inline void input_gradient_tile(const DirectConv& g, const float* dout, const fl
                                 int64_t oy0, int64_t ky, int64_t ox, int64_t v0, float* dx) {
   const int64_t run = g.kw * g.c;
   const int64_t run_stride = g.run_stride();
-  const int64_t row_step =
-      g.ow * g.filters;  // From one output row's upstream gradient to the next.
+  // From one output row's upstream gradient to the next.
+  const int64_t row_step = g.ow * g.filters;
   Vec acc[kTileRows][kTileVectors];
   for (int64_t r = 0; r < kTileRows; ++r) {
     for (int64_t v = 0; v < kTileVectors; ++v) acc[r][v] = broadcast(0.0f);
@@ -416,8 +416,8 @@ inline void input_gradient_tile(const DirectConv& g, const float* dout, const fl
   for (int64_t r = 0; r < kTileRows; ++r) {
     const int64_t iy = (oy0 + r) * g.sh - g.pad_top + ky;
     if (iy < 0 || iy >= g.h) continue;
-    const int64_t origin =
-        (iy * g.w + ix0) * g.c;  // Tap j of the window row adds onto dx[origin + j].
+    // Tap j of the window row adds onto dx[origin + j].
+    const int64_t origin = (iy * g.w + ix0) * g.c;
     for (int64_t v = 0; v < kTileVectors; ++v) {
       const int64_t first = (v0 + v) * kLanes;
       const int64_t lanes = std::min(hi, run) - first;
