@@ -398,7 +398,7 @@ Tensor Conv2D::backward(const Tensor& grad_output) {
             if (direct) {
               for (int64_t i = 0; i < count; ++i) {
                 internal::direct_conv_input_gradient(*direct, dz + i * out_size,
-                                                     workspace_->window_kernel.data(), nullptr,
+                                                     workspace_->window_kernel.data(),
                                                      dx_block + i * g.image_size());
               }
               continue;

@@ -71,9 +71,9 @@ void window_kernel(const DirectConv& g, const float* kernel, float* window);
 // dx[h, w, c] += the input gradient of one image for the upstream gradient dout[oh, ow, filters],
 // given window_kernel(): each position's window times the filters' gradients summed over the
 // filters in order, added onto the image in the order of the output positions, as im2col + GEMM +
-// col2im add them. `scratch` is unused.
+// col2im add them.
 void direct_conv_input_gradient(const DirectConv& g, const float* dout, const float* window_kernel,
-                                float* scratch, float* dx);
+                                float* dx);
 
 // dkernel[taps(), filters] += the filters of gradient[taps(), filters_stride()].
 void fold_kernel_gradient(const DirectConv& g, const float* gradient, float* dkernel);

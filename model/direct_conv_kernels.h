@@ -174,6 +174,15 @@ inline void single_channel_tile(const DirectConv& g, const float* padded, const 
   store_tile<kTileRows, kTileVectors>(g, kernel, acc, oy, ox, v0, exact, out);
 }
 
+// Calls single(Constant<kw>) where the single-channel tiles take g (one channel, a unit horizontal
+// stride, a kernel 3 or 5 wide), and any() where they do not.
+template <typename Single, typename Any>
+inline void with_single_channel_width(const DirectConv& g, Single&& single, Any&& any) {
+  if (g.c == 1 && g.sw == 1 && g.kw == 3) return single(Constant<3>{});
+  if (g.c == 1 && g.sw == 1 && g.kw == 5) return single(Constant<5>{});
+  any();
+}
+
 // The vector registers of the instruction set, and the rows of single_channel_tile that leave room
 // in them for its weights and the broadcast pixel beside the accumulators. Fewer rows than the
 // least it takes (wide strips of filters on SSE and AVX2) leave forward_tile the strip.
@@ -194,8 +203,6 @@ void forward(const DirectConv& g, const float* image, const float* padded_kernel
   const auto exact = [&](int64_t oy, int64_t ox, int64_t rows) {
     return !one_strip || (oy * g.ow + ox + rows - 1) * g.filters + vectors * kLanes > image_floats;
   };
-  // A single channel of rows of 3 or 5 taps: single_channel_tile, where the registers hold them.
-  const int64_t single_kw = g.c == 1 && g.sw == 1 && (g.kw == 3 || g.kw == 5) ? g.kw : 0;
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     for_each_strip(g, [&](int64_t v0, auto strip_vectors) {
       constexpr int64_t kTileVectors = strip_vectors();
@@ -205,6 +212,7 @@ void forward(const DirectConv& g, const float* image, const float* padded_kernel
                                              exact(oy, ox, rows()), out);
         });
       };
+      // single_channel_tile where the registers hold its weights beside the sums.
       const auto single_channel = [&](auto kw) {
         if constexpr (single_channel_rows(kTileVectors, kw()) >= kMinSingleChannelRows) {
           for_each_tile<single_channel_rows(kTileVectors, kw())>(g.ow, [&](int64_t ox, auto rows) {
@@ -215,13 +223,7 @@ void forward(const DirectConv& g, const float* image, const float* padded_kernel
           any_channels();
         }
       };
-      if (single_kw == 3) {
-        single_channel(Constant<3>{});
-      } else if (single_kw == 5) {
-        single_channel(Constant<5>{});
-      } else {
-        any_channels();
-      }
+      with_single_channel_width(g, single_channel, any_channels);
     });
   }
 }
@@ -361,23 +363,25 @@ inline void single_channel_gradient_tile(const DirectConv& g, const float* padde
 void kernel_gradient(const DirectConv& g, const float* image, const float* dout, float* scratch,
                      float* gradient) {
   pad_image(g, image, scratch);
-  // A single channel of rows of 3 or 5 taps: single_channel_gradient_tile, for a vector of filters.
-  const int64_t single_kw = g.c == 1 && g.sw == 1 && (g.kw == 3 || g.kw == 5) ? g.kw : 0;
   for_each_strip(g, [&](int64_t v0, auto strip_vectors) {
     constexpr int64_t kTileVectors = strip_vectors();
-    const auto single_channel = [&](auto kw) {
-      for_each_tile<single_channel_gradient_rows(kw())>(g.kh, [&](int64_t ky0, auto rows) {
-        single_channel_gradient_tile<rows(), kw()>(g, scratch, dout, ky0, v0, gradient);
+    const auto any_channels = [&] {
+      constexpr int64_t kTileTaps = accumulators(kTileVectors) / kTileVectors;
+      for_each_tile<kTileTaps>(g.taps(), [&](int64_t t0, auto taps) {
+        gradient_tile<taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
       });
     };
-    if constexpr (kTileVectors == 1) {
-      if (single_kw == 3) return single_channel(Constant<3>{});
-      if (single_kw == 5) return single_channel(Constant<5>{});
-    }
-    constexpr int64_t kTileTaps = accumulators(kTileVectors) / kTileVectors;
-    for_each_tile<kTileTaps>(g.taps(), [&](int64_t t0, auto taps) {
-      gradient_tile<taps(), kTileVectors>(g, scratch, dout, t0, v0, gradient);
-    });
+    // single_channel_gradient_tile for a strip of one vector of filters.
+    const auto single_channel = [&](auto kw) {
+      if constexpr (kTileVectors == 1) {
+        for_each_tile<single_channel_gradient_rows(kw())>(g.kh, [&](int64_t ky0, auto rows) {
+          single_channel_gradient_tile<rows(), kw()>(g, scratch, dout, ky0, v0, gradient);
+        });
+      } else {
+        any_channels();
+      }
+    };
+    with_single_channel_width(g, single_channel, any_channels);
   });
 }
 
@@ -441,8 +445,7 @@ inline void input_gradient_tile(const DirectConv& g, const float* dout, const fl
 // AVX-512 and 12 elsewhere, as for the other tiles.
 constexpr int64_t kInputGradientRows = accumulators(kMaxVectors) / kMaxVectors;
 
-void input_gradient(const DirectConv& g, const float* dout, const float* window_kernel,
-                    float* /*scratch*/, float* dx) {
+void input_gradient(const DirectConv& g, const float* dout, const float* window_kernel, float* dx) {
   const int64_t vectors = (g.kw * g.c + kLanes - 1) / kLanes;
   // An element of dx takes its terms in the order of the output positions, as col2im adds them:
   // from one tile of rows to the next; within a tile from its first row to its last, which for one

@@ -39,9 +39,9 @@ void direct_conv_forward_avx512(const DirectConv& g, const float* image, const f
 void direct_conv_kernel_gradient_avx512(const DirectConv& g, const float* image, const float* dout,
                                         float* scratch, float* gradient);
 void direct_conv_input_gradient_avx2(const DirectConv& g, const float* dout,
-                                     const float* window_kernel, float* scratch, float* dx);
+                                     const float* window_kernel, float* dx);
 void direct_conv_input_gradient_avx512(const DirectConv& g, const float* dout,
-                                       const float* window_kernel, float* scratch, float* dx);
+                                       const float* window_kernel, float* dx);
 void max_pool_avx2(const MaxPool& g, const float* image, float* out, int32_t* arg);
 void max_pool_avx512(const MaxPool& g, const float* image, float* out, int32_t* arg);
 #endif
@@ -52,9 +52,10 @@ using GemmRows = void (*)(bool, bool, int64_t, int64_t, int64_t, int64_t, int64_
                           const float*, float*, bool);
 using TileRows = void (*)(bool, int64_t, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, float*, bool);
-// direct_conv.h's forward, kernel gradient and input gradient: (geometry, image or dout, kernel or
-// dout, scratch, out).
+// direct_conv.h's forward and kernel gradient: (geometry, image, kernel or dout, scratch, out).
 using DirectConvKernel = void (*)(const DirectConv&, const float*, const float*, float*, float*);
+// direct_conv.h's input gradient: (geometry, dout, window kernel, dx).
+using DirectConvInputGradient = void (*)(const DirectConv&, const float*, const float*, float*);
 using MaxPoolKernel = void (*)(const MaxPool&, const float*, float*, int32_t*);
 
 // One instruction set's kernels. Without SIMD the own GEMM and convolution kernels are null, and
@@ -65,7 +66,7 @@ struct Kernels {
   TileRows tiles;
   DirectConvKernel conv_forward;
   DirectConvKernel conv_gradient;
-  DirectConvKernel conv_input_gradient;
+  DirectConvInputGradient conv_input_gradient;
   MaxPoolKernel max_pool;
 };
 
@@ -211,8 +212,8 @@ void direct_conv_kernel_gradient(const DirectConv& g, const float* image, const 
 }
 
 void direct_conv_input_gradient(const DirectConv& g, const float* dout, const float* window_kernel,
-                                float* scratch, float* dx) {
-  kernels().conv_input_gradient(g, dout, window_kernel, scratch, dx);
+                                float* dx) {
+  kernels().conv_input_gradient(g, dout, window_kernel, dx);
 }
 
 void max_pool(const MaxPool& g, const float* image, float* out, int32_t* arg) {

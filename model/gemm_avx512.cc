@@ -33,8 +33,8 @@ void direct_conv_kernel_gradient_avx512(const DirectConv& g, const float* image,
 }
 
 void direct_conv_input_gradient_avx512(const DirectConv& g, const float* dout,
-                                       const float* window_kernel, float* scratch, float* dx) {
-  direct_conv::input_gradient(g, dout, window_kernel, scratch, dx);
+                                       const float* window_kernel, float* dx) {
+  direct_conv::input_gradient(g, dout, window_kernel, dx);
 }
 
 void max_pool_avx512(const MaxPool& g, const float* image, float* out, int32_t* arg) {
