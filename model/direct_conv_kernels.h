@@ -441,9 +441,12 @@ inline void input_gradient_tile(const DirectConv& g, const float* dout, const fl
   }
 }
 
-// The rows of the input gradient's tiles: with strips of kMaxVectors vectors, 24 accumulators on
-// AVX-512 and 12 elsewhere, as for the other tiles.
-constexpr int64_t kInputGradientRows = accumulators(kMaxVectors) / kMaxVectors;
+// The input gradient's strips of a window row's taps, and the rows of its tiles. On AVX-512 a strip
+// takes up to 6 vectors, so that a window row of 5 (16 channels, 5 wide) is one strip instead of a
+// strip of 4 and one of 1, whose tile of a vector waited on its few sums: with 4 rows, 24
+// accumulators, as for the other tiles, and 12 elsewhere.
+constexpr int64_t kInputGradientVectors = kLanes == 16 ? 6 : kMaxVectors;
+constexpr int64_t kInputGradientRows = accumulators(kInputGradientVectors) / kInputGradientVectors;
 
 void input_gradient(const DirectConv& g, const float* dout, const float* window_kernel, float* dx) {
   const int64_t vectors = (g.kw * g.c + kLanes - 1) / kLanes;
@@ -451,15 +454,13 @@ void input_gradient(const DirectConv& g, const float* dout, const float* window_
   // from one tile of rows to the next; within a tile from its first row to its last, which for one
   // element of dx means from the last window row to the first; then along the row. A strip of the
   // window row does not change the order: an element's terms from one position lie in one strip.
+  // Strips of even sizes, as tiles are cut, so that none is left with a vector or two.
   for_each_tile<kInputGradientRows>(g.oh, [&](int64_t oy0, auto rows) {
     for (int64_t ky = g.kh - 1; ky >= 0; --ky) {
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        for (int64_t v0 = 0; v0 < vectors; v0 += kMaxVectors) {
-          with_size<kMaxVectors>(std::min(vectors - v0, kMaxVectors), [&](auto strip_vectors) {
-            input_gradient_tile<rows(), strip_vectors()>(g, dout, window_kernel, oy0, ky, ox, v0,
-                                                         dx);
-          });
-        }
+        for_each_tile<kInputGradientVectors>(vectors, [&](int64_t v0, auto strip_vectors) {
+          input_gradient_tile<rows(), strip_vectors()>(g, dout, window_kernel, oy0, ky, ox, v0, dx);
+        });
       }
     }
   });
