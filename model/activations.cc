@@ -5,6 +5,7 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
+#include "sluice/model/vector_clones.h"
 
 namespace sluice {
 
@@ -41,8 +42,9 @@ std::string_view activation_name(ActivationFunction activation) {
   return "linear";
 }
 
-void activation_forward(ActivationFunction activation, std::span<const float> x, int64_t cols,
-                        std::span<float> y) {
+SLUICE_VECTOR_CLONES void activation_forward(ActivationFunction activation,
+                                             std::span<const float> x, int64_t cols,
+                                             std::span<float> y) {
   const size_t n = x.size();
   switch (activation) {
     case ActivationFunction::kLinear:
@@ -94,8 +96,9 @@ void activation_forward(ActivationFunction activation, std::span<const float> x,
   }
 }
 
-void activation_backward(ActivationFunction activation, std::span<const float> y,
-                         std::span<const float> dy, int64_t cols, std::span<float> dx) {
+SLUICE_VECTOR_CLONES void activation_backward(ActivationFunction activation,
+                                              std::span<const float> y, std::span<const float> dy,
+                                              int64_t cols, std::span<float> dx) {
   const size_t n = y.size();
   switch (activation) {
     case ActivationFunction::kLinear:

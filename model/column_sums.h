@@ -15,6 +15,8 @@
 #include <numeric>
 #include <vector>
 
+#include "sluice/model/vector_clones.h"
+
 namespace sluice::internal {
 
 constexpr int64_t kMaxColumnSumsGroup = 256;
@@ -31,7 +33,8 @@ inline int64_t column_sums_group(int64_t columns) {
 // is the value's place in its group, in column j mod columns: callers whose values depend on the
 // column index arrays repeated to the group's length with it.
 template <class Sum, class Value>
-void add_column_sums(int64_t rows, int64_t columns, const Value& value, Sum* sums) {
+SLUICE_VECTOR_CLONES void add_column_sums(int64_t rows, int64_t columns, const Value& value,
+                                          Sum* sums) {
   const int64_t group = column_sums_group(columns);
   const int64_t n = rows * columns;
   if (n <= 0) return;
@@ -66,20 +69,26 @@ std::vector<T> repeat_to_group(const std::vector<T>& values, int64_t group) {
   return out;
 }
 
+// f(i, i mod group) for every i < n of groups [first, last).
+template <class F>
+SLUICE_VECTOR_CLONES void apply_in_groups(int64_t first, int64_t last, int64_t n, int64_t group,
+                                          const F& f) {
+  for (int64_t g = first; g != last; ++g) {
+    const int64_t begin = g * group;
+    const int64_t length = std::min(group, n - begin);
+    for (int64_t j = 0; j < length; ++j) f(begin + j, j);
+  }
+}
+
 // f(i, i mod group) for every i < n, group by group, groups in parallel: elementwise work whose
 // per-column values come from repeat_to_group arrays, in loops as long as a group.
 template <class F>
 void for_each_in_groups(int64_t n, int64_t group, const F& f) {
   constexpr int64_t kGroupsPerTask = 256;
   const int64_t groups = (n + group - 1) / group;
-  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<int64_t>(0, groups, kGroupsPerTask),
-                            [&](const auto& range) {
-                              for (int64_t g = range.begin(); g != range.end(); ++g) {
-                                const int64_t begin = g * group;
-                                const int64_t length = std::min(group, n - begin);
-                                for (int64_t j = 0; j < length; ++j) f(begin + j, j);
-                              }
-                            });
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<int64_t>(0, groups, kGroupsPerTask),
+      [&](const auto& range) { apply_in_groups(range.begin(), range.end(), n, group, f); });
 }
 
 // The column sums of add_column_sums, in double, of a fixed number of chunks of rows summed in

@@ -10,24 +10,14 @@
 
 #include "sluice/core/errors.h"
 #include "sluice/core/strings.h"
-
-// Element-wise update kernels are compiled for AVX2 as well as the baseline and chosen when the
-// library loads: eight lanes of square roots and divisions instead of four leave Adam bound by
-// memory. (optimizers.cc is compiled without errno for math functions, which would keep sqrt
-// scalar.) The clones compute the same IEEE operations, so results do not depend on the CPU.
-// ThreadSanitizer builds keep one version: the loader runs the clones' resolver before the
-// sanitizer's runtime is ready, and its instrumentation crashes there.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define SLUICE_UPDATE_KERNEL __attribute__((target_clones("avx2", "default")))
-#else
-#define SLUICE_UPDATE_KERNEL
-#endif
+#include "sluice/model/vector_clones.h"
 
 namespace sluice {
 namespace {
 
-// Adam's rule over n elements (the caller folded the bias corrections into alpha and eps).
-SLUICE_UPDATE_KERNEL void adam_kernel(float* __restrict w, float* __restrict m, float* __restrict v,
+// Adam's rule over n elements (the caller folded the bias corrections into alpha and eps). Its
+// square roots vectorise because optimizers.cc is compiled without errno for math functions.
+SLUICE_VECTOR_CLONES void adam_kernel(float* __restrict w, float* __restrict m, float* __restrict v,
                                       const float* __restrict g, size_t n, float alpha, float eps,
                                       float one_minus_b1, float one_minus_b2) {
   for (size_t i = 0; i < n; ++i) {
