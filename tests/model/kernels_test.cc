@@ -412,7 +412,8 @@ TEST_P(MaxPoolingTest, BackwardRoutesEachGradientToTheFirstMaximum) {
   const std::pair<int64_t, Padding> cases[] = {
       {1, Padding::kValid}, {2, Padding::kSame}, {size, Padding::kValid}};
   for (const auto& [stride, padding] : cases) {
-    SCOPED_TRACE(::testing::Message() << "stride " << stride);
+    SCOPED_TRACE(::testing::Message()
+                 << "stride " << stride << (padding == Padding::kSame ? ", same" : ", valid"));
     const WindowGeometry gy = window_geometry(kHeight, size, stride, padding);
     const WindowGeometry gx = window_geometry(kWidth, size, stride, padding);
     MaxPooling2D pool(size, {.strides = stride, .padding = padding});
