@@ -564,6 +564,36 @@ TEST(KernelsTest, ColumnSumsEqualRowByRowSums) {
   }
 }
 
+// Batch normalisation's element-wise passes run on the CPU's widest vectors (vector_clones.h), yet
+// must round each product and then each sum as this file's scalar loop does, which the baseline
+// build cannot fuse: a build that fused them into one rounding would make results depend on the
+// CPU.
+TEST(KernelsTest, BatchNormalizationRoundsAsTheBaselineBuildOnEveryCpu) {
+  constexpr int64_t kChannels = 16;
+  BatchNormalization bn;
+  bn.build({kChannels}, 0);
+  float* mean = bn.moving_mean().value.data<float>();
+  float* variance = bn.moving_variance().value.data<float>();
+  float* gamma = bn.gamma().value.data<float>();
+  float* beta = bn.beta().value.data<float>();
+  for (int64_t c = 0; c < kChannels; ++c) {
+    mean[c] = 0.1f * static_cast<float>(c) - 0.7f;
+    variance[c] = 0.3f + 0.2f * static_cast<float>(c);
+    gamma[c] = 1.0f / static_cast<float>(c + 3);
+    beta[c] = 0.3f * static_cast<float>(c) - 1.1f;
+  }
+  const Tensor x = random_tensor({64, kChannels}, 30);
+  const Tensor y = bn.forward(x, /*training=*/false);
+  const float epsilon = BatchNormalizationOptions{}.epsilon;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const int64_t c = i % kChannels;
+    const float inv_std = 1.0f / std::sqrt(variance[c] + epsilon);
+    const float normalized = (x.data<float>()[i] - mean[c]) * inv_std;
+    const float scaled = normalized * gamma[c];
+    ASSERT_EQ(y.data<float>()[i], scaled + beta[c]) << i;
+  }
+}
+
 TEST(KernelsTest, TensorPoolReusesReleasedBuffersOfTheSameSize) {
   internal::TensorPool pool;
   const void* first = nullptr;
